@@ -1,0 +1,213 @@
+"""Opening the hub: data directory, SQLite connection, schema creation and migration.
+
+``open_hub`` is the one entry point. It is safe to call from many processes at once on the same
+data directory: creation and migration happen inside ``BEGIN IMMEDIATE`` after re-reading the
+schema version, so exactly one caller does the work and the others find it done.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sqlite3
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from peewee import Database, SchemaManager, SqliteDatabase
+
+from . import migrations
+from .errors import MigrationError, SchemaError
+from .models import MODELS, SCHEMA_VERSION
+from .timeutil import Clock, format_utc, system_clock
+
+log = logging.getLogger('hublib')
+
+DB_FILE = 'hub.sqlite'
+BUSY_TIMEOUT_MS = 15000
+PRAGMAS = (
+    ('synchronous', 'normal'),
+    ('foreign_keys', 1),
+    ('busy_timeout', BUSY_TIMEOUT_MS),
+)
+
+
+@dataclass
+class Hub:
+    """An open hub: its paths, its database and its clock. Pass it to every hublib operation."""
+
+    data_dir: Path
+    db: Database
+    clock: Clock = field(default=system_clock)
+
+    @property
+    def db_path(self) -> Path:
+        return self.data_dir / DB_FILE
+
+    @property
+    def backups_dir(self) -> Path:
+        return self.data_dir / 'backups'
+
+    @property
+    def files_dir(self) -> Path:
+        return self.data_dir / 'files'
+
+    def now(self) -> str:
+        """Current hub time (UTC, seconds)."""
+        return format_utc(self.clock())
+
+    def write(self):
+        """A write transaction: ``BEGIN IMMEDIATE`` at the top level, a savepoint when nested."""
+        return self.db.atomic('IMMEDIATE')
+
+    def read(self):
+        """A read transaction: one consistent snapshot for several queries."""
+        return self.db.atomic()
+
+    def close(self) -> None:
+        """Close this thread's connection (other threads close their own)."""
+        if not self.db.is_closed():
+            self.db.close()
+
+
+def default_data_dir() -> Path:
+    """``$SDLC_HUB_DATA``, else ``./hub-data``."""
+    return Path(os.environ.get('SDLC_HUB_DATA') or './hub-data')
+
+
+def open_hub(data_dir: str | os.PathLike | None = None, *, clock: Clock = system_clock) -> Hub:
+    """Open (create or migrate) the hub in ``data_dir`` and fill default settings."""
+    from . import settings  # settings imports this module for Hub
+
+    data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
+    for directory in (data_dir, data_dir / 'backups', data_dir / 'files'):
+        directory.mkdir(parents=True, exist_ok=True)
+        secure_directory(directory)
+    db_path = data_dir / DB_FILE
+    _enable_wal(db_path)
+    db = SqliteDatabase(str(db_path), pragmas=PRAGMAS, timeout=BUSY_TIMEOUT_MS / 1000,
+                        check_same_thread=False)
+    hub = Hub(data_dir=data_dir, db=db, clock=clock)
+    try:
+        prepare_schema(hub)
+        settings.ensure_defaults(hub)
+    except BaseException:
+        db.close()
+        raise
+    return hub
+
+
+def secure_directory(directory: Path) -> None:
+    """Make ``directory`` private (0700): the database holds the tokens. Warn when impossible."""
+    try:
+        os.chmod(directory, 0o700)
+        if os.name == 'posix' and (directory.stat().st_mode & 0o777) != 0o700:
+            raise OSError('mode did not stick')
+    except OSError as exc:
+        log.warning('не удалось выставить права 0700 на %s: %s', directory, exc)
+
+
+def _enable_wal(db_path: Path) -> None:
+    # journal_mode is a property of the file, set once; switching needs a moment with no other
+    # reader, which several processes opening the file together may not give at first try.
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        conn = sqlite3.connect(str(db_path), timeout=BUSY_TIMEOUT_MS / 1000)
+        try:
+            mode = conn.execute('PRAGMA journal_mode=wal').fetchone()[0]
+            if mode == 'wal':
+                return
+        except sqlite3.OperationalError:
+            if time.monotonic() > deadline:
+                raise
+        finally:
+            conn.close()
+        time.sleep(0.05)
+
+
+def _stored_version(db: Database) -> int | None:
+    has_settings = db.execute_sql(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'setting'").fetchone()
+    if not has_settings:
+        return None
+    row = db.execute_sql("SELECT value FROM setting WHERE key = 'schema_version'").fetchone()
+    if row is None:
+        raise SchemaError('в базе нет schema_version: это не база хаба')
+    return int(json.loads(row[0]))
+
+
+def _refuse_newer(version: int | None) -> None:
+    if version is not None and version > SCHEMA_VERSION:
+        raise SchemaError(f'схема базы v{version} новее, чем знает этот хаб (v{SCHEMA_VERSION}); '
+                          'обновите sdlc-hub')
+
+
+def prepare_schema(hub: Hub) -> tuple[int | None, int]:
+    """Create the schema on a new file or migrate an old one; return (old version, new version)."""
+    db = hub.db
+    version = _stored_version(db)
+    _refuse_newer(version)
+    if version == SCHEMA_VERSION:
+        return version, version
+    with hub.write():
+        version = _stored_version(db)  # another process may have done it while we waited
+        _refuse_newer(version)
+        if version is None:
+            _create_schema(hub)
+        elif version < SCHEMA_VERSION:
+            _migrate(hub, version)
+    return version, SCHEMA_VERSION
+
+
+def _create_schema(hub: Hub) -> None:
+    db = hub.db
+    if db.execute_sql("SELECT 1 FROM sqlite_master WHERE type = 'table'").fetchone():
+        raise SchemaError('в базе есть таблицы, но нет таблицы setting: это не база хаба')
+    for model in MODELS:
+        SchemaManager(model, database=db).create_all(safe=False)
+    db.execute_sql('INSERT INTO setting (key, value) VALUES (?, ?), (?, ?)',
+                   ('schema_version', json.dumps(SCHEMA_VERSION), 'settings_version', '1'))
+    log.info('создана база %s, схема v%d', hub.db_path, SCHEMA_VERSION)
+
+
+def _migrate(hub: Hub, old: int) -> None:
+    stamp = hub.clock().strftime('%Y%m%d-%H%M%S')
+    backup = hub.backups_dir / f'{stamp}-schema-v{old}.sqlite'
+    # The copy is read through a second connection: the backup API cannot read through a
+    # connection that holds the write lock, while a WAL reader sees exactly the committed old
+    # state, which nobody else can change while we hold BEGIN IMMEDIATE.
+    source = sqlite3.connect(str(hub.db_path), timeout=BUSY_TIMEOUT_MS / 1000)
+    try:
+        copy_database(source, backup)
+    finally:
+        source.close()
+    try:
+        migrations.run_steps(hub.db, old, SCHEMA_VERSION, hub.now())
+        hub.db.execute_sql("UPDATE setting SET value = ? WHERE key = 'schema_version'",
+                           (json.dumps(SCHEMA_VERSION),))
+    except Exception as exc:
+        backup.unlink(missing_ok=True)
+        log.exception('миграция схемы v%d -> v%d не удалась, база осталась v%d',
+                      old, SCHEMA_VERSION, old)
+        raise MigrationError(f'миграция схемы v{old} -> v{SCHEMA_VERSION} не удалась '
+                             f'({type(exc).__name__}: {exc}); база осталась v{old}') from exc
+    log.info('схема v%d -> v%d, копия %s', old, SCHEMA_VERSION, backup)
+
+
+def copy_database(source: sqlite3.Connection, target: Path) -> None:
+    """Consistent copy through the SQLite backup API (includes the WAL), temp name + rename."""
+    temp = target.with_name(target.name + '.tmp')
+    temp.unlink(missing_ok=True)
+    copy = sqlite3.connect(str(temp))
+    try:
+        source.backup(copy)
+        copy.execute('PRAGMA journal_mode=delete')
+    finally:
+        copy.close()
+    with open(temp, 'rb') as handle:
+        os.fsync(handle.fileno())
+    os.replace(temp, target)
+
+
+__all__ = ['Hub', 'open_hub', 'prepare_schema', 'copy_database', 'secure_directory',
+           'default_data_dir']

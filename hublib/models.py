@@ -1,0 +1,287 @@
+"""Peewee models: the single source of the current schema (version 9).
+
+A new database is created from these models; an old one is brought to the same shape by the
+frozen steps in ``hublib.migrations`` (which never import this module). ``tests/lib/test_schema``
+proves that both roads end in identical tables, columns and indexes, so every column here mirrors
+the legacy DDL of contract §5 exactly: nullability, ``DEFAULT`` clauses and ``AUTOINCREMENT``.
+
+Models are deliberately bound to no database. Every query names the hub's database explicitly
+(``query.execute(hub.db)``), so two hubs in one process never share a binding and a forgotten
+``execute(db)`` fails loudly instead of touching the wrong file.
+"""
+from __future__ import annotations
+
+from peewee import (SQL, CompositeKey, FloatField, IntegerField, Model, TextField)
+from playhouse.sqlite_ext import AutoIncrementField
+
+SCHEMA_VERSION = 9
+
+
+def _text(**kwargs) -> TextField:
+    kwargs.setdefault('null', True)
+    return TextField(**kwargs)
+
+
+def _int(**kwargs) -> IntegerField:
+    kwargs.setdefault('null', True)
+    return IntegerField(**kwargs)
+
+
+def _counter() -> IntegerField:
+    return IntegerField(default=0, constraints=[SQL('DEFAULT 0')])
+
+
+def _references(table: str, column: str = 'id', **kwargs) -> IntegerField:
+    # A plain column with an inline REFERENCES clause, as the legacy DDL has it: peewee's
+    # ForeignKeyField would also add an index the legacy schema does not have.
+    return IntegerField(constraints=[SQL(f'REFERENCES {table}({column})')], **kwargs)
+
+
+class BaseModel(Model):
+    class Meta:
+        database = None
+        legacy_table_names = False
+
+
+class Issue(BaseModel):
+    key = _text(primary_key=True)
+    id = _text()
+    issue_type = _text()
+    summary = _text()
+    description = _text()
+    status = _text()
+    priority = _text()
+    assignee = _text()
+    reporter = _text()
+    duedate = _text()
+    planned_start = _text()
+    planned_end = _text()
+    epic_key = _text()
+    labels = TextField(default='[]', constraints=[SQL("DEFAULT '[]'")])
+    sprint = _text()
+    jira_updated = _text()
+    fetched_at = _text()
+    neighbor = _counter()
+    created = _text()
+    rank = _text()
+    story_points = FloatField(null=True)
+
+    class Meta:
+        table_name = 'issue'
+
+
+class IssueLink(BaseModel):
+    source_key = TextField()
+    target_key = TextField()
+    link_type = TextField()
+
+    class Meta:
+        table_name = 'issue_link'
+        primary_key = CompositeKey('source_key', 'target_key', 'link_type')
+        indexes = ((('target_key',), False),)
+
+
+class IssueComment(BaseModel):
+    key = TextField()
+    comment_id = TextField()
+    author = _text()
+    created = _text()
+    updated = _text()
+    body = _text()
+    created_at = _text()
+
+    class Meta:
+        table_name = 'issue_comment'
+        primary_key = CompositeKey('key', 'comment_id')
+
+
+class IssueChange(BaseModel):
+    history_id = TextField()
+    seq = IntegerField()
+    key = TextField()
+    at = _text()
+    created = _text()
+    author = _text()
+    field = _text()
+    field_id = _text()
+    field_name = _text()
+    from_value = _text()
+    from_string = _text()
+    to_value = _text()
+    to_string = _text()
+    fetched_at = TextField()
+
+    class Meta:
+        table_name = 'issue_change'
+        primary_key = CompositeKey('history_id', 'seq')
+        indexes = ((('at',), False), (('key', 'at'), False))
+
+
+class IssueAttachment(BaseModel):
+    attachment_id = _text(primary_key=True)
+    key = TextField(index=True)
+    filename = _text()
+    size = _int()
+    mime_type = _text()
+    author = _text()
+    created = _text()
+    created_at = _text()
+
+    class Meta:
+        table_name = 'issue_attachment'
+
+
+class AttachmentFile(BaseModel):
+    attachment_id = _text(primary_key=True)
+    file = TextField()
+    size = _int()
+    fetched_at = TextField()
+
+    class Meta:
+        table_name = 'attachment_file'
+
+
+class IssueNote(BaseModel):
+    key = _text(primary_key=True)
+    work_kind = _text()
+    done_text = _text()
+    rest_text = _text()
+    owner_note = _text()
+    updated_at = _text()
+    updated_by = _text()
+
+    class Meta:
+        table_name = 'issue_note'
+
+
+class IssueSprint(BaseModel):
+    key = TextField()
+    sprint_id = IntegerField(index=True)
+
+    class Meta:
+        table_name = 'issue_sprint'
+        primary_key = CompositeKey('key', 'sprint_id')
+
+
+class JiraBoard(BaseModel):
+    board_id = _int(primary_key=True)
+    type = _text()
+    columns = _text()
+    kanban_backlog = _int()
+    fetched_at = _text()
+
+    class Meta:
+        table_name = 'jira_board'
+
+
+class JiraSprint(BaseModel):
+    sprint_id = _int(primary_key=True)
+    board_id = _int(index=True)
+    name = _text()
+    state = _text()
+    start_date = _text()
+    end_date = _text()
+    complete_date = _text()
+    goal = _text()
+
+    class Meta:
+        table_name = 'jira_sprint'
+
+
+class Batch(BaseModel):
+    id = AutoIncrementField(null=True)
+    title = TextField()
+    author = _text()
+    created_at = TextField()
+    cancelled_at = _text()
+    estimate_seconds = _int()
+    project = _text()
+
+    class Meta:
+        table_name = 'batch'
+
+
+class Command(BaseModel):
+    id = AutoIncrementField(null=True)
+    batch_id = _references('batch')
+    seq = IntegerField()
+    type = TextField()
+    params = TextField(default='{}', constraints=[SQL("DEFAULT '{}'")])
+    status = TextField(default='queued', constraints=[SQL("DEFAULT 'queued'")])
+    claimed_at = _text()
+    finished_at = _text()
+    result = _text()
+    error = _text()
+    jira_calls = _counter()
+    rate_limited = _counter()
+    pause_seconds = _int()
+    depends_on = _references('command', null=True, index=True)
+    deliveries = _counter()
+
+    class Meta:
+        table_name = 'command'
+        indexes = ((('status',), False), (('batch_id', 'seq'), False))
+
+
+class SyncRun(BaseModel):
+    id = AutoIncrementField(null=True)
+    started_at = TextField()
+    finished_at = _text()
+    kind = TextField()
+    query = _text()
+    issues_count = _counter()
+    links_count = _counter()
+    jira_calls = _counter()
+    rate_limited = _counter()
+    command_id = _references('command', null=True, index=True)
+    history_at = _text()
+
+    class Meta:
+        table_name = 'sync_run'
+
+
+class AgentStatus(BaseModel):
+    agent = _text(primary_key=True)
+    last_seen_at = _text()
+    agent_version = _text()
+    settings_version = _int()
+    current_command_id = _int()
+    last_call_at = _text()
+
+    class Meta:
+        table_name = 'agent_status'
+
+
+class Setting(BaseModel):
+    key = _text(primary_key=True)
+    value = _text()
+
+    class Meta:
+        table_name = 'setting'
+
+
+class Project(BaseModel):
+    label = _text(primary_key=True)
+    name = TextField()
+    created_at = TextField()
+
+    class Meta:
+        table_name = 'project'
+
+
+class JiraProject(BaseModel):
+    label = TextField(primary_key=True, null=True, constraints=[SQL('REFERENCES project(label)')])
+    board_id = _int()
+    board_type = _text()
+
+    class Meta:
+        table_name = 'jira_project'
+
+
+MODELS = (Issue, IssueLink, IssueComment, IssueChange, IssueAttachment, AttachmentFile, IssueNote,
+          IssueSprint, JiraBoard, JiraSprint, Batch, Command, SyncRun, AgentStatus, Setting, Project,
+          JiraProject)
+
+# Tables only the agent's state ingest writes (spec «Зеркало задачи», «Доски, спринты…»).
+MIRROR_TABLES = ('issue', 'issue_link', 'issue_comment', 'issue_attachment', 'issue_change',
+                 'issue_sprint', 'jira_board', 'jira_sprint')

@@ -1,0 +1,1 @@
+"""sdlc-hub HTTP adapter: Falcon resources over hublib, served by waitress."""
