@@ -39,6 +39,8 @@ class Hub:
     data_dir: Path
     db: Database
     clock: Clock = field(default=system_clock)
+    # Schema version the file had before this open (None: created now); set by open_hub.
+    opened_at_version: int | None = None
 
     @property
     def db_path(self) -> Path:
@@ -84,12 +86,13 @@ def open_hub(data_dir: str | os.PathLike | None = None, *, clock: Clock = system
         directory.mkdir(parents=True, exist_ok=True)
         secure_directory(directory)
     db_path = data_dir / DB_FILE
+    _refuse_newer(_peek_version(db_path))  # before WAL: switching the mode rewrites the header
     _enable_wal(db_path)
     db = SqliteDatabase(str(db_path), pragmas=PRAGMAS, timeout=BUSY_TIMEOUT_MS / 1000,
                         check_same_thread=False)
     hub = Hub(data_dir=data_dir, db=db, clock=clock)
     try:
-        prepare_schema(hub)
+        hub.opened_at_version, _ = prepare_schema(hub)
         settings.ensure_defaults(hub)
     except BaseException:
         db.close()
@@ -134,6 +137,25 @@ def _stored_version(db: Database) -> int | None:
     if row is None:
         raise SchemaError('в базе нет schema_version: это не база хаба')
     return int(json.loads(row[0]))
+
+
+def _peek_version(db_path: Path) -> int | None:
+    # Read-only look so that a file from a newer hub is refused with not one byte changed;
+    # anything odd here is left for the full check on the real connection to report.
+    if not db_path.exists():
+        return None
+    try:
+        conn = sqlite3.connect(db_path.resolve().as_uri() + '?mode=ro', uri=True,
+                               timeout=BUSY_TIMEOUT_MS / 1000)
+    except sqlite3.Error:
+        return None
+    try:
+        row = conn.execute("SELECT value FROM setting WHERE key = 'schema_version'").fetchone()
+        return int(json.loads(row[0])) if row else None
+    except (sqlite3.Error, ValueError, TypeError):
+        return None
+    finally:
+        conn.close()
 
 
 def _refuse_newer(version: int | None) -> None:

@@ -1,6 +1,12 @@
 """Shared fixtures: a migrated file database in tmp_path and a clock the test moves by hand."""
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -39,3 +45,54 @@ def hub(data_dir, clock):
     hub = open_hub(data_dir, clock=clock)
     yield hub
     hub.close()
+
+
+class LiveServer(dict):
+    """A running ``sdlc-hub serve`` subprocess: url, tokens, data_dir, process."""
+
+    def stop(self, timeout: float = 10) -> int:
+        process = self['process']
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        return process.returncode
+
+
+def start_server(data_dir, *extra_args: str, timeout: float = 30) -> LiveServer:
+    """Start ``python -m hubweb.cli serve`` on a free loopback port and wait for its URL line."""
+    command = [sys.executable, '-m', 'hubweb.cli', 'serve', '--data', str(data_dir),
+               '--host', '127.0.0.1', '--port', '0', *extra_args]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, 'PYTHONUNBUFFERED': '1'})
+    deadline = time.monotonic() + timeout
+    url = None
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        if line.startswith('sdlc-hub listening on '):
+            url = line.split()[-1]
+            break
+    if url is None:
+        process.kill()
+        raise RuntimeError(f'server did not start: {process.stderr.read()[-2000:]}')
+    # Keep draining both pipes so a chatty server never blocks on a full pipe.
+    for stream in (process.stdout, process.stderr):
+        threading.Thread(target=lambda s=stream: [None for _ in s], daemon=True).start()
+    tokens = json.loads(subprocess.run(
+        [sys.executable, '-m', 'hubweb.cli', 'tokens', '--data', str(data_dir)],
+        capture_output=True, text=True, check=True).stdout)
+    return LiveServer(url=url, agent_token=tokens['agent'], client_token=tokens['client'],
+                      data_dir=data_dir, process=process)
+
+
+@pytest.fixture
+def live_server(tmp_path):
+    """A real waitress server on 127.0.0.1 in a subprocess, stopped after the test."""
+    server = start_server(tmp_path / 'live-data')
+    yield server
+    server.stop()

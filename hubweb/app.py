@@ -1,0 +1,46 @@
+"""``create_app(hub)``: wires middleware, error handlers and the feature modules' routes."""
+from __future__ import annotations
+
+import importlib
+
+import falcon
+
+import hublib
+from hublib.db import Hub
+
+from . import errors
+from .auth import BodyLimit, CloseConnection, RequestLog, TokenAuth
+from .openapi import OpenApiResource, build_document
+
+# Feature modules under hubweb.resources; each exports routes(hub) -> [(uri, resource)].
+FEATURES = ('health', 'settings', 'projects', 'mirror', 'queue', 'notes', 'attachments')
+
+
+def feature_routes(hub: Hub) -> list[tuple[str, object]]:
+    """Every (uri template, resource) of every feature, in registration order."""
+    routes = []
+    for name in FEATURES:
+        try:
+            module = importlib.import_module(f'hubweb.resources.{name}')
+        except ModuleNotFoundError as exc:  # TEMPORARY while features are being written
+            if exc.name != f'hubweb.resources.{name}':
+                raise
+            continue
+        routes.extend(module.routes(hub))
+    return routes
+
+
+def create_app(hub: Hub) -> falcon.App:
+    """The WSGI application serving ``hub``."""
+    app = falcon.App(middleware=[RequestLog(), BodyLimit(), TokenAuth(hub), CloseConnection(hub)])
+    app.req_options.strip_url_path_trailing_slash = True
+    app.resp_options.default_media_type = falcon.MEDIA_JSON
+    errors.install(app)
+    routes = feature_routes(hub)
+    document = build_document(routes, version=hublib.__version__)
+    routes.append(('/openapi.json', OpenApiResource(document)))
+    document['paths']['/openapi.json'] = build_document(
+        [routes[-1]], version=hublib.__version__)['paths']['/openapi.json']
+    for uri, resource in routes:
+        app.add_route(uri, resource)
+    return app

@@ -1,0 +1,103 @@
+"""Bearer-token auth and request hygiene middleware (contract §13).
+
+Roles are decided by path: ``/agent/*`` is the agent's, ``/health`` and ``/openapi.json`` are
+open, everything else is the interfaces' (client token). Tokens are compared in constant time and
+never accepted in the query string.
+"""
+from __future__ import annotations
+
+import hmac
+import logging
+import time
+
+import falcon
+
+from hublib import settings
+from hublib.db import Hub
+
+log = logging.getLogger('hubweb.access')
+
+OPEN_PATHS = frozenset(('/health', '/openapi.json'))
+AGENT_PREFIX = '/agent/'
+QUERY_TOKEN_NAMES = frozenset(('token', 'access_token', 'api_key', 'apikey', 'auth'))
+JSON_BODY_LIMIT = 32 * 2**20
+STREAMED_PREFIXES = ('/agent/files/',)
+
+
+def required_role(path: str) -> str | None:
+    """``'agent'``, ``'client'`` or ``None`` (open) for a request path."""
+    if path in OPEN_PATHS:
+        return None
+    return 'agent' if path.startswith(AGENT_PREFIX) else 'client'
+
+
+class TokenAuth:
+    """Checks ``Authorization: Bearer <token>`` against the role the path requires."""
+
+    def __init__(self, hub: Hub):
+        self.hub = hub
+
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        role = required_role(req.path)
+        if role is None or req.method == 'OPTIONS':
+            return
+        if QUERY_TOKEN_NAMES & {name.lower() for name in req.params}:
+            raise falcon.HTTPUnauthorized(
+                title='Нужна авторизация',
+                description='токен принимается только в заголовке Authorization, не в адресе')
+        header = req.get_header('Authorization') or ''
+        scheme, _, token = header.partition(' ')
+        if scheme.lower() != 'bearer' or not token.strip():
+            raise falcon.HTTPUnauthorized(title='Нужна авторизация',
+                                          description='нужен заголовок Authorization: Bearer <токен>')
+        tokens = settings.tokens(self.hub)
+        presented = token.strip().encode()
+        matches = {name: hmac.compare_digest(presented, str(tokens.get(name, '')).encode())
+                   for name in ('agent', 'client')}
+        if matches[role]:
+            return
+        if any(matches.values()):
+            raise falcon.HTTPForbidden(
+                title='Нет доступа',
+                description='токен агента — только для /agent/*' if matches['agent']
+                else 'токен клиента не даёт доступа к /agent/*')
+        raise falcon.HTTPUnauthorized(title='Нужна авторизация', description='неверный токен')
+
+
+class BodyLimit:
+    """413 for JSON bodies over 32 MiB; streamed uploads check their own, larger limit."""
+
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        if req.path.startswith(STREAMED_PREFIXES):
+            return
+        if req.content_length is not None and req.content_length > JSON_BODY_LIMIT:
+            raise falcon.HTTPContentTooLarge(
+                title='Слишком большой запрос',
+                description=f'тело запроса больше {JSON_BODY_LIMIT // 2**20} МиБ')
+
+
+class RequestLog:
+    """One access-log line per request: method, path (no query string), status, milliseconds."""
+
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        req.context.started = time.perf_counter()
+
+    def process_response(self, req, resp, resource, req_succeeded) -> None:
+        started = getattr(req.context, 'started', None)
+        elapsed = (time.perf_counter() - started) * 1000 if started else 0.0
+        log.info('%s %s %s %.1f ms', req.method, req.path, resp.status[:3] if isinstance(
+            resp.status, str) else resp.status, elapsed)
+
+
+class CloseConnection:
+    """Each request's thread gives its SQLite connection back when the response is done.
+
+    waitress serves requests from a thread pool; peewee keeps one connection per thread, so
+    closing it here means no connection outlives its request or crosses threads.
+    """
+
+    def __init__(self, hub: Hub):
+        self.hub = hub
+
+    def process_response(self, req, resp, resource, req_succeeded) -> None:
+        self.hub.close()

@@ -1,0 +1,99 @@
+"""The OpenAPI 3 document, generated with apispec from the resources' ``DOC`` and their schemas.
+
+Paths are registered explicitly from the app's own route list (falcon-apispec is unmaintained),
+so the document and the routing table cannot drift apart; a test compares them.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+import falcon
+from apispec import APISpec
+from apispec.ext.marshmallow import MarshmallowPlugin
+from marshmallow import Schema
+
+from .auth import required_role
+from .schemas import ErrorSchema
+
+ERROR_STATUSES = {'400': 'Тело запроса — не JSON', '401': 'Нет или неверный токен',
+                  '403': 'Токен другой роли', '404': 'Не найдено', '409': 'Конфликт состояния',
+                  '413': 'Слишком большой запрос', '422': 'Ошибка проверки данных',
+                  '500': 'Внутренняя ошибка'}
+METHODS = ('get', 'put', 'post', 'delete', 'patch')
+
+
+def operation(summary: str, *, response: type[Schema] | Schema | None = None,
+              body: type[Schema] | Schema | None = None, query: type[Schema] | None = None,
+              status: int | Iterable[int] = 200, description: str | None = None,
+              request_content: str | None = None, response_content: str | None = None,
+              many: bool = False) -> dict[str, Any]:
+    """Describe one responder for the document (kept as plain data on the resource's ``DOC``)."""
+    statuses = [status] if isinstance(status, int) else list(status)
+    return {'summary': summary, 'response': response, 'body': body, 'query': query,
+            'statuses': statuses, 'description': description, 'request_content': request_content,
+            'response_content': response_content, 'many': many}
+
+
+def _operation_dict(uri: str, doc: dict[str, Any]) -> dict[str, Any]:
+    role = required_role(uri.split('{')[0].rstrip('/') or uri)
+    op: dict[str, Any] = {'summary': doc['summary'], 'responses': {}}
+    if doc['description']:
+        op['description'] = doc['description']
+    if role:
+        op['security'] = [{f'{role}Token': []}]
+    parameters = [{'in': 'path', 'name': name, 'required': True, 'schema': {'type': 'string'}}
+                  for name in re.findall(r'{(\w+)}', uri)]
+    if doc['query'] is not None:
+        parameters.append({'in': 'query', 'schema': doc['query']})
+    if parameters:
+        op['parameters'] = parameters
+    if doc['body'] is not None:
+        op['requestBody'] = {'required': True,
+                             'content': {'application/json': {'schema': doc['body']}}}
+    elif doc['request_content']:
+        op['requestBody'] = {'required': True, 'content': {
+            doc['request_content']: {'schema': {'type': 'string', 'format': 'binary'}}}}
+    for status in doc['statuses']:
+        response: dict[str, Any] = {'description': falcon.code_to_http_status(status)[4:] or 'OK'}
+        if doc['response_content']:
+            response['content'] = {doc['response_content']: {
+                'schema': {'type': 'string', 'format': 'binary'}}}
+        elif doc['response'] is not None:
+            response['content'] = {'application/json': {'schema': doc['response']}}
+        op['responses'][str(status)] = response
+    for status, text in ERROR_STATUSES.items():
+        if status in ('401', '403') and role is None:
+            continue
+        op['responses'].setdefault(status, {'description': text, 'content': {
+            'application/json': {'schema': 'Error'}}})
+    return op
+
+
+def build_document(routes: Iterable[tuple[str, object]], *, version: str) -> dict[str, Any]:
+    """The OpenAPI document of every (uri template, resource) pair."""
+    spec = APISpec(title='sdlc-hub', version=version, openapi_version='3.0.3',
+                   plugins=[MarshmallowPlugin()],
+                   info={'description': 'Зеркало Jira, служебные заметки и очередь команд агента.'})
+    spec.components.schema('Error', schema=ErrorSchema)
+    for role in ('agent', 'client'):
+        spec.components.security_scheme(f'{role}Token', {'type': 'http', 'scheme': 'bearer'})
+    for uri, resource in routes:
+        doc = getattr(resource, 'DOC', {})
+        operations = {method: _operation_dict(uri, doc[method]) for method in METHODS
+                      if method in doc}
+        spec.path(path=uri, operations=operations)
+    return spec.to_dict()
+
+
+class OpenApiResource:
+    """``GET /openapi.json``: the document, built once at start."""
+
+    def __init__(self, document: dict[str, Any]):
+        self.document = document
+
+    DOC = {'get': operation('OpenAPI-описание API',
+                            description='Документ OpenAPI 3 всех эндпоинтов хаба.')}
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        resp.media = self.document

@@ -1,0 +1,46 @@
+"""Settings for interfaces (``/settings``) and for agents (``/agent/settings``)."""
+from __future__ import annotations
+
+import falcon
+
+from hublib import settings
+from hublib.db import Hub
+
+from ..openapi import operation
+from ..schemas import load_query, media
+from ..schemas.settings import (AgentQuerySchema, AgentSettingsSchema, SettingsChangeSchema,
+                                SettingsSchema)
+
+
+class SettingsResource:
+    DOC = {
+        'get': operation('Настройки хаба', response=SettingsSchema,
+                         description='Все ключи, кроме токенов и schema_version, и вычисленная base_jql.'),
+        'put': operation('Изменить настройки', body=SettingsChangeSchema, response=SettingsSchema,
+                         description='Частичное изменение; любая ошибка — 422, ничего не записано.'),
+    }
+
+    def __init__(self, hub: Hub):
+        self.hub = hub
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        resp.media = settings.client_settings(self.hub)
+
+    def on_put(self, req: falcon.Request, resp: falcon.Response) -> None:
+        resp.media = settings.update_settings(self.hub, media(req))
+
+
+class AgentSettingsResource:
+    DOC = {'get': operation('Настройки для агента', query=AgentQuerySchema,
+                            response=AgentSettingsSchema)}
+
+    def __init__(self, hub: Hub):
+        self.hub = hub
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        query = load_query(AgentQuerySchema, req)
+        resp.media = settings.agent_settings(self.hub, query['agent'])
+
+
+def routes(hub: Hub) -> list[tuple[str, object]]:
+    return [('/settings', SettingsResource(hub)), ('/agent/settings', AgentSettingsResource(hub))]
