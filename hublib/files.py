@@ -1,0 +1,308 @@
+"""Downloaded attachments: the content-addressed store in ``<data>/files/`` and attachment states.
+
+Spec «Скачанные вложения», contract §8.4, §10 (attachments), §11 (cleanup). A stored file is named
+by the sha256 of its content (64 lowercase hex digits); ``attachment_file`` says which attachment was
+downloaded into which file. The state an interface sees is computed at read time from that row, the
+presence of the file and the ``fetch_attachment`` commands of the queue.
+
+Decisions the spec did not make:
+
+- A name is checked against ``^[0-9a-f]{64}$`` before any path is built from it, so ``../x``,
+  ``%2e%2e``, ``C:\\x`` or an uppercase digest never reach the filesystem.
+- An upload is written to a temp file (``.upload-*.tmp``) inside ``files/`` itself, so the final
+  ``os.replace`` is a rename on one filesystem. Uploading a content the store already has hashes the
+  body without writing it and refreshes the file's mtime (see cleanup).
+- ``cleanup`` keeps files modified within the last ``CLEANUP_GRACE_SECONDS`` (file-system time): an
+  upload in progress, or a file the agent has just uploaded and not yet reported ``done``, is not
+  an orphan yet. Everything older that no row names is removed.
+- ``record_download`` stores the size of the file actually in the store: the content is addressed
+  by its hash, so its real size is the truth; the reported size is only used if the file is gone.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+import time
+from pathlib import Path
+from typing import BinaryIO
+
+from . import queue
+from .db import Hub
+from .errors import ConflictError, NotFoundError, PayloadTooLargeError, ValidationError
+
+MAX_FILE_BYTES = 256 * 2**20
+CHUNK_BYTES = 2**20
+CLEANUP_GRACE_SECONDS = 15 * 60
+TEMP_PREFIX = '.upload-'
+TEMP_SUFFIX = '.tmp'
+FETCH_TYPE = 'fetch_attachment'
+FETCH_BATCH_TITLE = 'Скачивание вложения'
+
+NAME_MESSAGE = 'имя файла — sha256 содержимого: 64 строчные шестнадцатеричные цифры'
+MISMATCH_MESSAGE = 'sha256 содержимого не совпадает с именем файла'
+TOO_LARGE_MESSAGE = f'файл больше {MAX_FILE_BYTES // 2**20} МиБ'
+NOT_FOUND_MESSAGE = 'вложение не найдено'
+NOT_READY_MESSAGE = 'вложение не скачано'
+NOT_STORED_MESSAGE = 'файла {sha256} нет в хранилище: сначала загрузите его (PUT /agent/files/{sha256})'
+
+_NAME = re.compile(r'[0-9a-f]{64}')
+_ATTACHMENT_COLUMNS = ('attachment_id', 'key', 'filename', 'size', 'mime_type', 'author', 'created',
+                       'created_at')
+_ACTIVE = ('queued', 'claimed')
+_FAILED = ('failed', 'cancelled')
+_IN_CHUNK = 500  # stays far below SQLite's host-parameter limit on every build
+
+
+def is_file_name(name: object) -> bool:
+    """True for a valid store name: 64 lowercase hex digits."""
+    return isinstance(name, str) and _NAME.fullmatch(name) is not None
+
+
+def _file_path(hub: Hub, sha256: str) -> Path:
+    # The one place a store path is built; every caller has checked the name first.
+    if not is_file_name(sha256):
+        raise ValidationError({'sha256': [NAME_MESSAGE]})
+    return hub.files_dir / sha256
+
+
+def has_file(hub: Hub, sha256: str) -> bool:
+    """True when ``files/<sha256>`` exists (False for an invalid name)."""
+    return is_file_name(sha256) and (hub.files_dir / sha256).is_file()
+
+
+def store_file(hub: Hub, sha256: str, stream: BinaryIO, *, limit: int = MAX_FILE_BYTES,
+               length: int | None = None) -> bool:
+    """Stream ``stream`` into ``files/<sha256>``; True when the file is new.
+
+    The body is read in 1 MiB chunks while hashing, never whole. ``length`` (the declared
+    Content-Length, if any) over ``limit`` is refused before anything is read; the byte count is
+    checked while streaming too. On mismatch or overflow nothing is kept.
+    """
+    target = _file_path(hub, sha256)
+    if length is not None and length > limit:
+        raise PayloadTooLargeError(TOO_LARGE_MESSAGE)
+    if target.is_file():
+        _check_digest(sha256, _copy_hashed(stream, None, limit))
+        _touch(target)
+        return False
+    handle, temp_name = tempfile.mkstemp(dir=hub.files_dir, prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX)
+    temp = Path(temp_name)
+    try:
+        with os.fdopen(handle, 'wb') as output:
+            digest = _copy_hashed(stream, output, limit)
+            _check_digest(sha256, digest)
+            output.flush()
+            os.fsync(output.fileno())
+        os.replace(temp, target)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    _fsync_directory(hub.files_dir)
+    return True
+
+
+def _copy_hashed(stream: BinaryIO, output: BinaryIO | None, limit: int) -> str:
+    digest = hashlib.sha256()
+    total = 0
+    while True:
+        chunk = stream.read(CHUNK_BYTES)
+        if not chunk:
+            return digest.hexdigest()
+        total += len(chunk)
+        if total > limit:
+            raise PayloadTooLargeError(TOO_LARGE_MESSAGE)
+        digest.update(chunk)
+        if output is not None:
+            output.write(chunk)
+
+
+def _check_digest(expected: str, actual: str) -> None:
+    if actual != expected:
+        raise ValidationError({'sha256': [MISMATCH_MESSAGE]})
+
+
+def _touch(path: Path) -> None:
+    try:
+        os.utime(path)
+    except OSError:
+        pass  # only a hint for cleanup's grace period
+
+
+def _fsync_directory(directory: Path) -> None:
+    # Makes the rename durable on POSIX; Windows cannot open a directory, and does not need it.
+    if os.name != 'posix':
+        return
+    descriptor = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+# --- attachment state ---------------------------------------------------------------------------
+
+def _chunks(items: list[str]):
+    for start in range(0, len(items), _IN_CHUNK):
+        yield items[start:start + _IN_CHUNK]
+
+
+def _states(hub: Hub, attachment_ids: list[str]) -> dict[str, dict]:
+    ids = list(dict.fromkeys(str(item) for item in attachment_ids))
+    files: dict[str, str] = {}
+    commands: dict[str, list[tuple[int, str, str | None]]] = {}
+    for part in _chunks(ids):
+        marks = ','.join('?' * len(part))
+        files.update(hub.db.execute_sql(
+            f'SELECT attachment_id, file FROM attachment_file WHERE attachment_id IN ({marks})', part))
+        rows = hub.db.execute_sql(
+            "SELECT CAST(json_extract(params, '$.attachment_id') AS TEXT), id, status, error "
+            f"FROM command WHERE type = ? AND CAST(json_extract(params, '$.attachment_id') AS TEXT) "
+            f'IN ({marks}) ORDER BY id', [FETCH_TYPE, *part])
+        for attachment_id, command_id, status, error in rows:
+            commands.setdefault(attachment_id, []).append((command_id, status, error))
+    return {attachment_id: _state(hub, files.get(attachment_id), commands.get(attachment_id, []))
+            for attachment_id in ids}
+
+
+def _state(hub: Hub, file: str | None, commands: list[tuple[int, str, str | None]]) -> dict:
+    if file is not None and has_file(hub, file):
+        return {'state': 'ready', 'error': None}
+    active = [command_id for command_id, status, _ in commands if status in _ACTIVE]
+    if active:
+        return {'state': 'fetching', 'error': None, 'command_id': active[-1]}
+    if commands and commands[-1][1] in _FAILED:
+        return {'state': 'failed', 'error': commands[-1][2]}
+    return {'state': 'none', 'error': None}
+
+
+def attachment_states(hub: Hub, attachment_ids: list[str]) -> dict[str, dict]:
+    """``{id: {"state": ready|fetching|failed|none, "error": str|None}}`` for every id asked.
+
+    Two set-based queries (per 500 ids). A ``fetching`` entry also carries ``command_id``.
+    """
+    with hub.read():
+        return _states(hub, attachment_ids)
+
+
+def _attachment_row(hub: Hub, attachment_id: str) -> dict:
+    row = hub.db.execute_sql(
+        f'SELECT {", ".join(_ATTACHMENT_COLUMNS)} FROM issue_attachment WHERE attachment_id = ?',
+        (attachment_id,)).fetchone()
+    if row is None:
+        raise NotFoundError(NOT_FOUND_MESSAGE)
+    return dict(zip(_ATTACHMENT_COLUMNS, row))
+
+
+def _attachment(hub: Hub, attachment_id: object) -> dict:
+    if not isinstance(attachment_id, str) or not attachment_id:
+        raise NotFoundError(NOT_FOUND_MESSAGE)
+    item = _attachment_row(hub, attachment_id)
+    state = _states(hub, [attachment_id])[attachment_id]
+    item['state'], item['error'] = state['state'], state['error']
+    if 'command_id' in state:
+        item['command_id'] = state['command_id']
+    return item
+
+
+def attachment(hub: Hub, attachment_id: str) -> dict:
+    """Metadata of one attachment plus its ``state`` and ``error`` (404 if not in the mirror)."""
+    with hub.read():
+        return _attachment(hub, attachment_id)
+
+
+def request_fetch(hub: Hub, attachment_id: str, *, author: str | None = None) -> dict:
+    """Ask the agent to download an attachment: ``{"state", "command_id"?, "status_code"}``.
+
+    ``ready`` → 200; already ``fetching`` → 200 with the pending command; otherwise a batch
+    «Скачивание вложения» is enqueued in the same write transaction (so two requests never enqueue
+    two commands) → 202 with the new command.
+    """
+    with hub.write():
+        item = _attachment(hub, attachment_id)
+        if item['state'] == 'ready':
+            return {'state': 'ready', 'status_code': 200}
+        if item['state'] == 'fetching':
+            return {'state': 'fetching', 'command_id': item['command_id'], 'status_code': 200}
+        queue.create_batch(hub, title=FETCH_BATCH_TITLE, author=author, commands=[
+            {'type': FETCH_TYPE, 'params': {'attachment_id': attachment_id}}])
+        state = _states(hub, [attachment_id])[attachment_id]
+        return {'state': 'fetching', 'command_id': state.get('command_id'), 'status_code': 202}
+
+
+def attachment_content(hub: Hub, attachment_id: str) -> tuple[Path, str | None, str | None, int]:
+    """``(path, mime_type, filename, size)`` of a ready attachment; 409 when not ready."""
+    with hub.read():
+        item = _attachment(hub, attachment_id)
+        if item['state'] != 'ready':
+            raise ConflictError(NOT_READY_MESSAGE)
+        file = hub.db.execute_sql('SELECT file FROM attachment_file WHERE attachment_id = ?',
+                                  (attachment_id,)).fetchone()[0]
+    path = _file_path(hub, file)
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:  # removed by a cleanup since the read above
+        raise ConflictError(NOT_READY_MESSAGE) from None
+    return path, item['mime_type'], item['filename'], size
+
+
+def record_download(hub: Hub, attachment_id: str, sha256: str, size: int | None) -> None:
+    """Upsert ``attachment_file`` after a ``done`` fetch; 409 when ``files/<sha256>`` is missing."""
+    if not has_file(hub, sha256):
+        raise ConflictError(NOT_STORED_MESSAGE.format(sha256=sha256 if is_file_name(sha256)
+                                                      else '<sha256>'))
+    try:
+        size = (hub.files_dir / sha256).stat().st_size
+    except FileNotFoundError:
+        raise ConflictError(NOT_STORED_MESSAGE.format(sha256=sha256)) from None
+    with hub.write():
+        hub.db.execute_sql(
+            'INSERT INTO attachment_file (attachment_id, file, size, fetched_at) VALUES (?, ?, ?, ?) '
+            'ON CONFLICT (attachment_id) DO UPDATE SET file = excluded.file, size = excluded.size, '
+            'fetched_at = excluded.fetched_at',
+            (str(attachment_id), sha256, size, hub.now()))
+
+
+# --- cleanup ------------------------------------------------------------------------------------
+
+def cleanup(hub: Hub, *, dry_run: bool = False) -> dict:
+    """Remove orphan and stray temp files from ``files/``: ``{"removed": [names], "bytes": n}``.
+
+    Orphan: no ``attachment_file`` row of an attachment still in ``issue_attachment`` names it.
+    Rows are never deleted. Files younger than ``CLEANUP_GRACE_SECONDS`` are kept (listed in
+    ``kept_recent``). The scan runs under the write lock so no ``done`` report can name a file
+    between the check and the removal.
+    """
+    removed: list[str] = []
+    kept_recent: list[str] = []
+    freed = 0
+    horizon = time.time() - CLEANUP_GRACE_SECONDS
+    with hub.write():
+        referenced = {name for (name,) in hub.db.execute_sql(
+            'SELECT DISTINCT af.file FROM attachment_file af '
+            'JOIN issue_attachment ia ON ia.attachment_id = af.attachment_id')}
+        with os.scandir(hub.files_dir) as entries:
+            candidates = sorted((entry for entry in entries if entry.name not in referenced
+                                 and not entry.is_dir(follow_symlinks=False)),
+                                key=lambda entry: entry.name)
+        for entry in candidates:
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except FileNotFoundError:
+                continue
+            if info.st_mtime > horizon:
+                kept_recent.append(entry.name)
+                continue
+            if not dry_run:
+                try:
+                    os.unlink(entry.path)
+                except FileNotFoundError:
+                    continue
+            removed.append(entry.name)
+            freed += info.st_size
+    return {'removed': removed, 'bytes': freed, 'kept_recent': kept_recent, 'dry_run': dry_run}
+
+
+__all__ = ['attachment_states', 'record_download', 'has_file', 'store_file', 'attachment',
+           'request_fetch', 'attachment_content', 'cleanup', 'is_file_name', 'MAX_FILE_BYTES']
