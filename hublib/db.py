@@ -19,7 +19,7 @@ from peewee import Database, SchemaManager, SqliteDatabase
 from . import migrations
 from .errors import MigrationError, SchemaError
 from .models import MODELS, SCHEMA_VERSION
-from .timeutil import Clock, format_utc, system_clock
+from .timeutil import Clock, format_utc, parse_utc, system_clock
 
 log = logging.getLogger('hublib')
 
@@ -87,7 +87,12 @@ def open_hub(data_dir: str | os.PathLike | None = None, *, clock: Clock = system
         secure_directory(directory)
     db_path = data_dir / DB_FILE
     _refuse_newer(_peek_version(db_path))  # before WAL: switching the mode rewrites the header
-    _enable_wal(db_path)
+    try:
+        _enable_wal(db_path)
+    except sqlite3.DatabaseError as exc:
+        if isinstance(exc, sqlite3.OperationalError):  # locked for too long: not the file's fault
+            raise
+        raise SchemaError(f'{db_path} не открывается как база SQLite: {exc}') from exc
     db = SqliteDatabase(str(db_path), pragmas=PRAGMAS, timeout=BUSY_TIMEOUT_MS / 1000,
                         check_same_thread=False)
     hub = Hub(data_dir=data_dir, db=db, clock=clock)
@@ -136,7 +141,13 @@ def _stored_version(db: Database) -> int | None:
     row = db.execute_sql("SELECT value FROM setting WHERE key = 'schema_version'").fetchone()
     if row is None:
         raise SchemaError('в базе нет schema_version: это не база хаба')
-    return int(json.loads(row[0]))
+    try:
+        version = json.loads(row[0])
+    except (TypeError, ValueError):
+        version = None
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise SchemaError(f'неверная schema_version в базе: {row[0]!r}')
+    return version
 
 
 def _peek_version(db_path: Path) -> int | None:
@@ -193,17 +204,17 @@ def _create_schema(hub: Hub) -> None:
 
 
 def _migrate(hub: Hub, old: int) -> None:
-    stamp = hub.clock().strftime('%Y%m%d-%H%M%S')
+    stamp = parse_utc(hub.now()).strftime('%Y%m%d-%H%M%S')
     backup = hub.backups_dir / f'{stamp}-schema-v{old}.sqlite'
     # The copy is read through a second connection: the backup API cannot read through a
     # connection that holds the write lock, while a WAL reader sees exactly the committed old
     # state, which nobody else can change while we hold BEGIN IMMEDIATE.
-    source = sqlite3.connect(str(hub.db_path), timeout=BUSY_TIMEOUT_MS / 1000)
     try:
-        copy_database(source, backup)
-    finally:
-        source.close()
-    try:
+        source = sqlite3.connect(str(hub.db_path), timeout=BUSY_TIMEOUT_MS / 1000)
+        try:
+            copy_database(source, backup)
+        finally:
+            source.close()
         migrations.run_steps(hub.db, old, SCHEMA_VERSION, hub.now())
         hub.db.execute_sql("UPDATE setting SET value = ? WHERE key = 'schema_version'",
                            (json.dumps(SCHEMA_VERSION),))
@@ -220,15 +231,19 @@ def copy_database(source: sqlite3.Connection, target: Path) -> None:
     """Consistent copy through the SQLite backup API (includes the WAL), temp name + rename."""
     temp = target.with_name(target.name + '.tmp')
     temp.unlink(missing_ok=True)
-    copy = sqlite3.connect(str(temp))
     try:
-        source.backup(copy)
-        copy.execute('PRAGMA journal_mode=delete')
-    finally:
-        copy.close()
-    with open(temp, 'rb') as handle:
-        os.fsync(handle.fileno())
-    os.replace(temp, target)
+        copy = sqlite3.connect(str(temp))
+        try:
+            source.backup(copy)
+            copy.execute('PRAGMA journal_mode=delete')
+        finally:
+            copy.close()
+        with open(temp, 'rb') as handle:
+            os.fsync(handle.fileno())
+        os.replace(temp, target)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
 
 
 __all__ = ['Hub', 'open_hub', 'prepare_schema', 'copy_database', 'secure_directory',

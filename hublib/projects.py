@@ -141,9 +141,12 @@ def project_labels(hub: Hub) -> list[str]:
 def base_jql(hub: Hub) -> str | None:
     """``project = <key> AND labels in ("L1", …)``; ``None`` without projects or project key."""
     row = hub.db.execute_sql("SELECT value FROM setting WHERE key = 'project_key'").fetchone()
-    project_key = json.loads(row[0]) if row and row[0] else None
+    try:
+        project_key = json.loads(row[0]) if row and row[0] else None
+    except ValueError:
+        project_key = None
     labels = project_labels(hub)
-    if not project_key or not labels:
+    if not isinstance(project_key, str) or not project_key or not labels:
         return None
     return 'project = {} AND labels in ({})'.format(
         project_key, ', '.join(f'"{label}"' for label in labels))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import ntpath
 import posixpath
+import re
 import secrets
 from typing import Any, Callable, Mapping
 
@@ -52,9 +53,11 @@ def _string_map(value: object) -> list[str]:
     return []
 
 
+_PROJECT_KEY = re.compile(r'[A-Z][A-Z0-9_]*')
+
+
 def _project_key(value: object) -> list[str]:
-    if not isinstance(value, str) or not value or not value.replace('_', '').isalnum() \
-            or not value[0].isalpha() or value.upper() != value:
+    if not isinstance(value, str) or not _PROJECT_KEY.fullmatch(value):
         return ['ключ проекта Jira: заглавные латинские буквы, цифры и _, например AURORA']
     return []
 
@@ -156,15 +159,20 @@ def _dump(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
+def _load(text: str | None) -> Any:
+    # A value that is not JSON (hand-edited, or written by some old tool) reads as the raw text
+    # rather than breaking every reader of settings.
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
 def stored_settings(hub: Hub) -> dict[str, Any]:
     """Every stored key with its decoded value (tokens included: callers filter)."""
-    result = {}
-    for key, text in hub.db.execute_sql('SELECT key, value FROM setting'):
-        try:
-            result[key] = json.loads(text) if text is not None else None
-        except ValueError:
-            result[key] = text
-    return result
+    return {key: _load(text) for key, text in hub.db.execute_sql('SELECT key, value FROM setting')}
 
 
 def setting(hub: Hub, key: str, default: Any = None) -> Any:
@@ -172,7 +180,7 @@ def setting(hub: Hub, key: str, default: Any = None) -> Any:
     row = hub.db.execute_sql('SELECT value FROM setting WHERE key = ?', (key,)).fetchone()
     if row is None or row[0] is None:
         return default
-    return json.loads(row[0])
+    return _load(row[0])
 
 
 def _write(hub: Hub, values: Mapping[str, Any]) -> None:

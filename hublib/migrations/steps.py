@@ -76,8 +76,12 @@ def parse_base_jql_labels(base_jql: object) -> list[str] | None:
     else:
         match = _LABELS_EQ.search(base_jql)
         labels = [match.group(1).strip('"\'')] if match else []
-    labels = [label for label in labels if label]
-    return list(dict.fromkeys(labels)) or None
+    # Jira compares labels ignoring case, and so does the hub's uniqueness rule: keep the first.
+    unique: dict[str, str] = {}
+    for label in labels:
+        if label:
+            unique.setdefault(label.casefold(), label)
+    return list(unique.values()) or None
 
 
 def step_3_to_4(db: Database, now: str) -> None:
@@ -102,15 +106,20 @@ def step_3_to_4(db: Database, now: str) -> None:
             project_key = match.group(1).strip('"')
             _put_setting(db, 'project_key', project_key)
     board_id = _setting(db, 'board_id')
+    if isinstance(board_id, str) and board_id.strip().isdigit():  # written by hand as "4216"
+        board_id = int(board_id)
+    valid_board = isinstance(board_id, int) and not isinstance(board_id, bool) and board_id > 0
     if board_id is not None and len(labels) != 1:
         log.warning('v3 -> v4: board_id %s не отдан ни одному проекту: проектов %d',
                     board_id, len(labels))
+    elif board_id is not None and not valid_board:
+        log.warning('v3 -> v4: board_id %r не номер доски, проекту не отдан', board_id)
     for label in labels:
         db.execute_sql(
             'INSERT OR IGNORE INTO project (label, name, board_id, board_type, created_at) '
             'VALUES (?, ?, ?, NULL, ?)',
             (label, 'АРМ КА' if label == 'AWPCA' else label,
-             board_id if len(labels) == 1 and isinstance(board_id, int) else None, now))
+             board_id if len(labels) == 1 and valid_board else None, now))
     if not project_key:
         log.warning('v3 -> v4: нет project_key, базовая JQL не вычислена; прогоны не переписаны')
         return
