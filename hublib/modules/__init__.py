@@ -28,11 +28,12 @@ class CommandType:
 
 @dataclass(frozen=True)
 class Module:
-    """A family of agent commands and the settings keys it has retired."""
+    """A family of agent commands, the tables it owns and the settings keys it has retired."""
 
     name: str
     command_types: Mapping[str, CommandType] = field(default_factory=dict)
     deprecated_settings: tuple[str, ...] = ()
+    tables: tuple[str, ...] = ()
 
 
 MODULES: dict[str, Module] = {}
@@ -47,7 +48,8 @@ def register(module: Module) -> Module:
 def get_module(name: object) -> Module:
     """The registered module called ``name``, or a ValidationError naming ``agent``."""
     if not isinstance(name, str) or name not in MODULES:
-        raise ValidationError({'agent': [f'неизвестный модуль; ожидается один из: {", ".join(MODULES)}']})
+        raise ValidationError(
+            {'agent': [f'неизвестный модуль; ожидается один из: {", ".join(MODULES)}']})
     return MODULES[name]
 
 

@@ -1,0 +1,34 @@
+"""Service notes: ``GET/PUT /notes/{key}`` (contract §10). hublib checks key and texts."""
+from __future__ import annotations
+
+import falcon
+
+from hublib import notes
+from hublib.db import Hub
+
+from ..openapi import operation
+from ..schemas import media
+from ..schemas.notes import NotePutSchema, NoteSchema
+
+
+class NoteResource:
+    DOC = {
+        'get': operation('Заметка задачи', response=NoteSchema,
+                         description='404, если у ключа нет заметки.'),
+        'put': operation('Изменить заметку', body=NotePutSchema, response=NoteSchema,
+                         description='Частичное обновление; updated_at — время хаба. Ключ — ключ '
+                                     'Jira или временный new:<n>.'),
+    }
+
+    def __init__(self, hub: Hub):
+        self.hub = hub
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, key: str) -> None:
+        resp.media = notes.note(self.hub, key)
+
+    def on_put(self, req: falcon.Request, resp: falcon.Response, key: str) -> None:
+        resp.media = notes.put_note(self.hub, key, media(req))
+
+
+def routes(hub: Hub) -> list[tuple[str, object]]:
+    return [('/notes/{key}', NoteResource(hub))]

@@ -1,0 +1,146 @@
+"""The command queue: batches and commands for interfaces, claim and report for agents, and the
+agents' status (contract §9).
+
+Bodies and query strings go to hublib raw: it validates batches, claims and reports in plain
+Python, so every road (HTTP, CLI, scripts) gets the same 422 naming the same field.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import falcon
+
+from hublib import queue
+from hublib.db import Hub
+from hublib.errors import ValidationError
+
+from ..openapi import operation
+from ..schemas import media
+from ..schemas import queue as schemas
+
+BATCHES_QUERY = ('status', 'project', 'limit', 'cursor')
+
+
+def _body(req: falcon.Request) -> dict[str, Any]:
+    body = media(req)
+    if not isinstance(body, dict):
+        raise ValidationError({'_body': ['ожидается JSON-объект']})
+    return body
+
+
+class BatchesResource:
+    DOC = {
+        'get': operation('Пакеты команд', query=schemas.BatchesQuerySchema,
+                         response=schemas.BatchListSchema,
+                         description='Новые сначала; status вычисляется из команд; '
+                                     'курсор — next_cursor.'),
+        'post': operation('Поставить пакет команд', body=schemas.BatchCreateSchema,
+                          response=schemas.BatchSchema, status=201,
+                          description='Каждая команда проверяется схемой своего типа; ошибка — '
+                                      '422 с полем вида commands[1].params.summary, ничего не '
+                                      'создано.'),
+    }
+
+    def __init__(self, hub: Hub):
+        self.hub = hub
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        resp.media = queue.batches(self.hub, **{name: req.params[name] for name in BATCHES_QUERY
+                                                if name in req.params})
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        body = _body(req)
+        resp.media = queue.create_batch(self.hub, title=body.get('title'),
+                                        author=body.get('author'), commands=body.get('commands'),
+                                        project=body.get('project'))
+        resp.status = falcon.HTTP_201
+
+
+class BatchResource:
+    DOC = {'get': operation('Пакет с командами', response=schemas.BatchSchema)}
+
+    def __init__(self, hub: Hub):
+        self.hub = hub
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, batch_id: str) -> None:
+        resp.media = queue.batch(self.hub, batch_id)
+
+
+class BatchCancelResource:
+    DOC = {'post': operation('Отменить пакет', response=schemas.BatchSchema,
+                             description='queued → cancelled; выданные завершатся отчётом. '
+                                         'Повтор ничего не меняет.')}
+
+    def __init__(self, hub: Hub):
+        self.hub = hub
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, batch_id: str) -> None:
+        resp.media = queue.cancel_batch(self.hub, batch_id)
+
+
+class CommandResource:
+    DOC = {'get': operation('Команда', response=schemas.CommandSchema)}
+
+    def __init__(self, hub: Hub):
+        self.hub = hub
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response, command_id: str) -> None:
+        resp.media = queue.command(self.hub, command_id)
+
+
+class ClaimResource:
+    DOC = {'post': operation('Взять следующую команду (агент)', body=schemas.ClaimSchema,
+                             response=schemas.ClaimResultSchema,
+                             description='Одна транзакция BEGIN IMMEDIATE: довыдача потерянной '
+                                         '(до 3 раз), автообновление, следующая команда.')}
+
+    def __init__(self, hub: Hub):
+        self.hub = hub
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        body = _body(req)
+        resp.media = queue.claim_command(
+            self.hub, agent=body.get('agent'), agent_version=body.get('agent_version'),
+            settings_version=body.get('settings_version'),
+            last_call_at=body.get('last_jira_call_at'))
+
+
+class ReportResource:
+    DOC = {'post': operation('Отчёт агента о команде', body=schemas.ReportSchema,
+                             response=schemas.ReportResultSchema,
+                             description='Поздний отчёт о failed/cancelled: статус прежний, '
+                                         'late = true; повтор отчёта ничего не меняет.')}
+
+    def __init__(self, hub: Hub):
+        self.hub = hub
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, command_id: str) -> None:
+        body = _body(req)
+        resp.media = queue.report_command(
+            self.hub, command_id, agent=body.get('agent'), status=body.get('status'),
+            result=body.get('result'), error=body.get('error'),
+            jira_calls=body.get('jira_calls'), rate_limited=body.get('rate_limited'))
+
+
+class AgentsResource:
+    DOC = {'get': operation('Статус агентов модулей', response=schemas.AgentListSchema,
+                            description='online — последний запрос моложе 5 минут; redelivered — '
+                                        'выданные больше одного раза.')}
+
+    def __init__(self, hub: Hub):
+        self.hub = hub
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        resp.media = queue.agents(self.hub)
+
+
+def routes(hub: Hub) -> list[tuple[str, object]]:
+    return [
+        ('/batches', BatchesResource(hub)),
+        ('/batches/{batch_id}', BatchResource(hub)),
+        ('/batches/{batch_id}/cancel', BatchCancelResource(hub)),
+        ('/commands/{command_id}', CommandResource(hub)),
+        ('/agent/claim', ClaimResource(hub)),
+        ('/agent/commands/{command_id}/report', ReportResource(hub)),
+        ('/agents', AgentsResource(hub)),
+    ]

@@ -1,0 +1,216 @@
+"""Batches and commands for interfaces (spec «Пакеты и команды», contract §9.1, §9.2, §9.6)."""
+from __future__ import annotations
+
+import pytest
+
+from hublib import projects, queue, settings
+from hublib.errors import NotFoundError, ValidationError
+
+ISSUE_TYPES = {'task': {'name': 'Задача', 'id': '3'}, 'epic': {'name': 'Эпик', 'id': '6'}}
+
+
+@pytest.fixture
+def configured(hub):
+    settings.update_settings(hub, {'project_key': 'AURORA', 'issue_types': ISSUE_TYPES,
+                                   'link_types': {'blocks': 'Blocks', 'relates': 'Relates'}})
+    projects.create_project(hub, 'AWPCA', 'АРМ КА')
+    return hub
+
+
+def comment(key='AURORA-1', body='текст', **extra):
+    return {'type': 'add_comment', 'params': {'key': key, 'body': body}, **extra}
+
+
+def ensure(summary='Задача', **params):
+    return {'type': 'ensure_issue', 'params': {'issue_type': 'task', 'summary': summary, **params}}
+
+
+def set_status(hub, command_id, status):
+    hub.db.execute_sql('UPDATE command SET status = ? WHERE id = ?', (status, command_id))
+
+
+def test_create_batch_returns_batch_with_commands(configured, clock):
+    created = queue.create_batch(configured, title='Завести задачи', author='ivanov', project='AWPCA',
+                                 commands=[ensure(temp_key='new:1'),
+                                           {'type': 'ensure_link', 'depends_on': 1, 'params': {
+                                               'source_key': 'new:1', 'target_key': 'AURORA-2',
+                                               'link_type': 'blocks'}}])
+    assert created['title'] == 'Завести задачи'
+    assert created['author'] == 'ivanov'
+    assert created['project'] == 'AWPCA'
+    assert created['created_at'] == '2026-11-30T10:00:00+00:00'
+    assert created['cancelled_at'] is None
+    assert created['status'] == 'queued'
+    assert created['counts'] == {'queued': 2, 'claimed': 0, 'done': 0, 'failed': 0, 'skipped': 0,
+                                 'cancelled': 0, 'confirmed_by_state': 0}
+    first, second = created['commands']
+    assert (first['seq'], second['seq']) == (1, 2)
+    assert second['depends_on'] == first['id']
+    assert first['params'] == {'issue_type': 'task', 'summary': 'Задача', 'temp_key': 'new:1'}
+    assert set(first) == {'id', 'batch_id', 'seq', 'type', 'params', 'status', 'claimed_at',
+                          'deliveries', 'finished_at', 'result', 'error', 'jira_calls',
+                          'rate_limited', 'pause_seconds', 'depends_on'}
+    assert queue.command(configured, second['id']) == second
+    assert queue.batch(configured, created['id']) == created
+
+
+def test_estimate_seconds_from_pacing(configured):
+    # 3 (ensure_issue) + 1 (comment) + 2 keys + (0 mirror issues + 1) = 7 calls × 500 ms
+    created = queue.create_batch(configured, title='t', author=None, commands=[
+        ensure(), comment(), {'type': 'refresh', 'params': {'keys': ['AURORA-1', 'AURORA-2']}},
+        {'type': 'refresh', 'params': {'jql': projects.base_jql(configured)}}])
+    assert created['estimate_seconds'] == 4  # ceil(3.5)
+    settings.update_settings(configured, {'pacing': {'interval_ms': 1000}})
+    configured.db.execute_sql("INSERT INTO issue (key, neighbor) VALUES ('AURORA-1', 0), "
+                              "('AURORA-2', 0), ('AURORA-3', 1)")
+    created = queue.create_batch(configured, title='t', author=None, commands=[
+        {'type': 'refresh', 'params': {'jql': projects.base_jql(configured)}}])
+    assert created['estimate_seconds'] == 3
+
+
+@pytest.mark.parametrize('command, field', [
+    (ensure(summary=''), 'commands[1].params.summary'),
+    ({'type': 'ensure_issue', 'params': {'issue_type': 'bug', 'summary': 'x'}},
+     'commands[1].params.issue_type'),
+    (ensure(key='AURORA-1', temp_key='new:1'), 'commands[1].params.temp_key'),
+    (ensure(temp_key='NEW-1'), 'commands[1].params.temp_key'),
+    (ensure(duedate='2026-02-30'), 'commands[1].params.duedate'),
+    (ensure(planned_start='30.11.2026'), 'commands[1].params.planned_start'),
+    (ensure(labels='AWPCA'), 'commands[1].params.labels'),
+    (ensure(epic_key='aurora-9'), 'commands[1].params.epic_key'),
+    (ensure(colour='red'), 'commands[1].params.colour'),
+    ({'type': 'refresh', 'params': {}}, 'commands[1].params.jql'),
+    ({'type': 'refresh', 'params': {'jql': 'x', 'keys': ['AURORA-1']}}, 'commands[1].params.jql'),
+    ({'type': 'refresh', 'params': {'keys': []}}, 'commands[1].params.keys'),
+    ({'type': 'refresh', 'params': {'keys': ['new:1']}}, 'commands[1].params.keys'),
+    ({'type': 'ensure_link', 'params': {'source_key': 'AURORA-1', 'target_key': 'AURORA-2',
+                                        'link_type': 'duplicates'}}, 'commands[1].params.link_type'),
+    ({'type': 'ensure_link', 'params': {'source_key': 'AURORA-1', 'link_type': 'blocks'}},
+     'commands[1].params.target_key'),
+    (comment(body=''), 'commands[1].params.body'),
+    (comment(key=17), 'commands[1].params.key'),
+    ({'type': 'transition', 'params': {'key': 'AURORA-1'}}, 'commands[1].params.status'),
+    ({'type': 'fetch_attachment', 'params': {'attachment_id': '31337'}},
+     'commands[1].params.attachment_id'),
+    ({'type': 'fly', 'params': {}}, 'commands[1].type'),
+    ({'type': 'add_comment', 'params': 'AURORA-1'}, 'commands[1].params'),
+    (comment(depends_on=2), 'commands[1].depends_on'),
+    (comment(depends_on=0), 'commands[1].depends_on'),
+    ('add_comment', 'commands[1]'),
+])
+def test_invalid_command_names_index_and_field(configured, command, field):
+    with pytest.raises(ValidationError) as error:
+        queue.create_batch(configured, title='t', author=None, commands=[comment(), command])
+    assert field in error.value.fields
+    assert configured.db.execute_sql('SELECT count(*) FROM command').fetchone()[0] == 0
+    assert configured.db.execute_sql('SELECT count(*) FROM batch').fetchone()[0] == 0
+
+
+def test_scenario_config_without_bug_type_rejects_ensure_issue_bug(configured):
+    """«Конфиг без ключей ошибки», second half: ensure_issue with issue_type = bug → 422."""
+    assert 'bug' not in settings.setting(configured, 'issue_types')
+    with pytest.raises(ValidationError) as error:
+        queue.create_batch(configured, title='t', author=None, commands=[
+            {'type': 'ensure_issue', 'params': {'issue_type': 'bug', 'summary': 'Ошибка'}}])
+    assert list(error.value.fields) == ['commands[0].params.issue_type']
+
+
+@pytest.mark.parametrize('changes, field', [
+    ({'title': ''}, 'title'), ({'title': None}, 'title'), ({'author': 5}, 'author'),
+    ({'project': 'NOPE'}, 'project'), ({'commands': []}, 'commands'), ({'commands': None}, 'commands'),
+])
+def test_invalid_batch_fields(configured, changes, field):
+    kwargs = {'title': 't', 'author': None, 'commands': [comment()], **changes}
+    with pytest.raises(ValidationError) as error:
+        queue.create_batch(configured, **kwargs)
+    assert field in error.value.fields
+
+
+def test_duplicate_temp_key_in_batch(configured):
+    with pytest.raises(ValidationError) as error:
+        queue.create_batch(configured, title='t', author=None,
+                           commands=[ensure(temp_key='new:1'), ensure(temp_key='new:1')])
+    assert 'commands[1].params.temp_key' in error.value.fields
+
+
+def test_fetch_attachment_must_exist_in_mirror(configured):
+    configured.db.execute_sql("INSERT INTO issue_attachment (attachment_id, key) "
+                              "VALUES ('31337', 'AURORA-1')")
+    created = queue.create_batch(configured, title='t', author=None, commands=[
+        {'type': 'fetch_attachment', 'params': {'attachment_id': 31337}}])
+    assert created['commands'][0]['params'] == {'attachment_id': '31337'}
+
+
+def test_scenario_batch_status(configured):
+    """«Статус пакета»: done, claimed, queued → running; all terminal → done with failed/skipped."""
+    created = queue.create_batch(configured, title='t', author=None,
+                                 commands=[comment(), comment(), comment()])
+    ids = [item['id'] for item in created['commands']]
+    set_status(configured, ids[0], 'done')
+    set_status(configured, ids[1], 'claimed')
+    assert queue.batch(configured, created['id'])['status'] == 'running'
+    set_status(configured, ids[1], 'failed')
+    set_status(configured, ids[2], 'skipped')
+    done = queue.batch(configured, created['id'])
+    assert done['status'] == 'done'
+    assert (done['counts']['done'], done['counts']['failed'], done['counts']['skipped']) == (1, 1, 1)
+
+
+def test_scenario_cancelled_batch_with_done_command(configured, clock):
+    """«Отменённый пакет с выполненной командой»: cancelled, two done and one cancelled."""
+    created = queue.create_batch(configured, title='t', author=None,
+                                 commands=[comment(), comment(), comment()])
+    first = queue.claim_command(configured, agent='jira', agent_version='15', settings_version=None,
+                                last_call_at=None)['command']
+    queue.report_command(configured, first['id'], agent='jira', status='done', result=None,
+                         error=None, jira_calls=1, rate_limited=0)
+    second = queue.claim_command(configured, agent='jira', agent_version='15',
+                                 settings_version=None, last_call_at=None)['command']
+    clock.advance(minutes=1)
+    cancelled = queue.cancel_batch(configured, created['id'])
+    assert cancelled['cancelled_at'] == '2026-11-30T10:01:00+00:00'
+    assert cancelled['status'] == 'running'
+    assert [c['status'] for c in cancelled['commands']] == ['done', 'claimed', 'cancelled']
+    assert cancelled['commands'][2]['finished_at'] == '2026-11-30T10:01:00+00:00'
+    clock.advance(minutes=1)
+    assert queue.cancel_batch(configured, created['id'])['cancelled_at'] == \
+        '2026-11-30T10:01:00+00:00'  # idempotent
+    report = queue.report_command(configured, second['id'], agent='jira', status='done',
+                                  result=None, error=None, jira_calls=1, rate_limited=0)
+    assert report['late'] is False and report['status'] == 'done'
+    final = queue.batch(configured, created['id'])
+    assert final['status'] == 'cancelled'
+    assert final['counts']['done'] == 2 and final['counts']['cancelled'] == 1
+
+
+def test_batches_filters_and_keyset_pagination(configured):
+    made = [queue.create_batch(configured, title=f'b{n}', author=None, commands=[comment()],
+                               project='AWPCA' if n % 2 else None) for n in range(5)]
+    queue.cancel_batch(configured, made[0]['id'])
+    page = queue.batches(configured, limit=2)
+    assert [item['title'] for item in page['items']] == ['b4', 'b3']
+    assert 'commands' not in page['items'][0]
+    page2 = queue.batches(configured, limit=2, cursor=page['next_cursor'])
+    assert [item['title'] for item in page2['items']] == ['b2', 'b1']
+    page3 = queue.batches(configured, limit=2, cursor=page2['next_cursor'])
+    assert [item['title'] for item in page3['items']] == ['b0'] and page3['next_cursor'] is None
+    assert [i['title'] for i in queue.batches(configured, status='cancelled')['items']] == ['b0']
+    assert [i['title'] for i in queue.batches(configured, status='queued')['items']] == \
+        ['b4', 'b3', 'b2', 'b1']
+    assert [i['title'] for i in queue.batches(configured, project='AWPCA')['items']] == ['b3', 'b1']
+    assert page['items'][0]['counts']['queued'] == 1
+
+
+@pytest.mark.parametrize('kwargs, field', [({'status': 'lost'}, 'status'), ({'limit': 0}, 'limit'),
+                                           ({'limit': 1001}, 'limit'), ({'cursor': 'abc'}, 'cursor')])
+def test_batches_invalid_query(configured, kwargs, field):
+    with pytest.raises(ValidationError) as error:
+        queue.batches(configured, **kwargs)
+    assert field in error.value.fields
+
+
+def test_missing_batch_and_command(configured):
+    for call in (lambda: queue.batch(configured, 99), lambda: queue.command(configured, 99),
+                 lambda: queue.cancel_batch(configured, 99), lambda: queue.command(configured, 'x')):
+        with pytest.raises(NotFoundError):
+            call()
