@@ -137,7 +137,8 @@ class FakeJira:
             'id': str(number * 10 + i), 'author': PEOPLE[(number + i) % 5],
             'created': jira_time(created + timedelta(hours=i + 1), offset),
             'updated': jira_time(created + timedelta(hours=i + 2), offset),
-            'body': f'Комментарий {i + 1} к задаче {self.key(number)}: проверить *разметку* и {{code}}x{{code}}',
+            'body': f'Комментарий {i + 1} к задаче {self.key(number)}: '
+                    'проверить *разметку* и {code}x{code}',
         } for i in range(rng.randrange(4))]
         attachments = []
         if number % 4 == 0:
@@ -301,7 +302,8 @@ class FakeJira:
                 if not (key in self._created or (self.number(key) or 0) in range(1, self.count + 1)):
                     raise JiraError(f'задача {key} не найдена в Jira')
                 changes = {name: value for name, value in fields.items()
-                           if name not in ('key', 'temp_key', 'issue_type') and value is not None}
+                           if name not in ('key', 'temp_key', 'issue_type', 'issue_type_name')
+                           and value is not None}
                 changes['updated'] = now
                 self._fields.setdefault(key, {}).update(changes)
                 return key

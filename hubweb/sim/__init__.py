@@ -1,0 +1,102 @@
+"""Simulation: a generated Jira (``fake_jira``) and a jira agent speaking the real HTTP protocol
+(``agent``), reused by tests, benchmarks and the demo mode of ``sdlc-hub serve --demo``."""
+from __future__ import annotations
+
+import logging
+import threading
+
+from hublib.db import Hub
+from hublib.errors import ConflictError
+
+from .agent import Faults, HubClient, HubHTTPError, SimAgent
+from .fake_jira import KANBAN_BOARD, SCRUM_BOARD, FakeJira
+
+log = logging.getLogger('hubweb.sim')
+
+DEMO_ISSUES = 300
+DEMO_SEED = 7
+DEMO_PROJECTS = (('AWPCA', 'Аврора: платёжный контур', SCRUM_BOARD),
+                 ('ORION', 'Орион: отчётность', KANBAN_BOARD))
+DEMO_SETTINGS = {
+    'project_key': 'AURORA',
+    'issue_types': {'task': {'name': 'Задача', 'id': '10002'},
+                    'epic': {'name': 'Эпик', 'id': '10000'},
+                    'bug': {'name': 'Ошибка', 'id': '10004'}},
+    'link_types': {'blocks': 'Blocks', 'relates': 'Relates'},
+    'priority_map': {'high': 'Высокий', 'medium': 'Средний', 'low': 'Низкий'},
+    'field_ids': {'planned_start': 'customfield_10015', 'planned_end': 'customfield_10016',
+                  'epic_link': 'customfield_10014', 'story_points': 'customfield_10026',
+                  'sprint': 'customfield_10020', 'rank': 'customfield_10019'},
+}
+# Seconds the demo agent spends on each command: the second batch stays "running" for most of
+# the first minute, so a newcomer opening the UI sees it move.
+DEMO_COMMAND_DELAY = 8.0
+
+
+def demo_commands() -> list[dict]:
+    """The demo's second batch: create two issues, link them, comment, transition."""
+    return [
+        {'type': 'ensure_issue', 'params': {'issue_type': 'task', 'temp_key': 'new:1',
+                                            'summary': 'Демо: подготовить выгрузку',
+                                            'labels': ['AWPCA'], 'priority': 'Средний'}},
+        {'type': 'ensure_issue', 'params': {'issue_type': 'task', 'temp_key': 'new:2',
+                                            'summary': 'Демо: проверить выгрузку',
+                                            'labels': ['AWPCA']}},
+        {'type': 'ensure_link', 'params': {'source_key': 'new:1', 'target_key': 'new:2',
+                                           'link_type': 'blocks'}, 'depends_on': 2},
+        {'type': 'add_comment', 'params': {'key': 'new:1', 'body': 'Создано демо-агентом.'},
+         'depends_on': 1},
+        {'type': 'add_comment', 'params': {'key': 'AURORA-1', 'body': 'Комментарий из демо.'}},
+        {'type': 'transition', 'params': {'key': 'AURORA-2', 'status': 'В работе'}},
+    ]
+
+
+def prepare_demo(hub: Hub) -> list[dict]:
+    """Settings, projects and the two demo batches (see :func:`start_demo`); returns the batches."""
+    from hublib import projects, queue, settings
+
+    settings.update_settings(hub, DEMO_SETTINGS)
+    for label, name, board_id in DEMO_PROJECTS:
+        try:
+            projects.create_project(hub, label, name, board_id)
+        except ConflictError:
+            pass  # a demo restarted on the same data directory keeps its projects
+    refresh = queue.create_batch(hub, title='Демо: полная загрузка', author='demo',
+                                 commands=[{'type': 'refresh',
+                                            'params': {'jql': projects.base_jql(hub)}}])
+    work = queue.create_batch(hub, title='Демо: завести задачи', author='demo',
+                              project='AWPCA', commands=demo_commands())
+    return [refresh, work]
+
+
+def start_demo(hub: Hub, url: str, agent_token: str, *, issues: int = DEMO_ISSUES,
+               command_delay: float = DEMO_COMMAND_DELAY) -> threading.Thread:
+    """Fill a hub with a demo and run the simulated agent against ``url`` in a daemon thread.
+
+    Creates, through hublib:
+    - settings: ``project_key`` AURORA, ``issue_types`` task/epic/bug («Задача», «Эпик», «Ошибка»),
+      ``link_types`` blocks/relates, ``priority_map``, ``field_ids`` (this raises
+      ``settings_version`` by one);
+    - projects AWPCA «Аврора: платёжный контур» (scrum board 4216) and ORION «Орион: отчётность»
+      (kanban board 4217), unless they already exist;
+    - batch «Демо: полная загрузка» (author ``demo``): one ``refresh`` by the base JQL;
+    - batch «Демо: завести задачи» (author ``demo``, project AWPCA): two ``ensure_issue``
+      (temp keys new:1, new:2), ``ensure_link`` new:1 → new:2, ``add_comment`` on new:1 and on
+      AURORA-1, ``transition`` of AURORA-2 to «В работе».
+    The agent thread (``sim-agent``, daemon) serves a generated Jira of ``issues`` issues (seed 7,
+    labels AWPCA/ORION/VEGA, so VEGA issues appear only as neighbours), spends ``command_delay``
+    seconds on each command so the second batch is seen running, then keeps polling every 2 s.
+    Returns the thread; its ``agent`` attribute is the :class:`SimAgent` (``agent.stop()``).
+    """
+    prepare_demo(hub)
+    jira = FakeJira(issues=issues, seed=DEMO_SEED)
+    agent = SimAgent(url, agent_token, jira, seed=DEMO_SEED, poll_interval=2.0,
+                     command_delay=command_delay)
+    thread = agent.start()
+    thread.agent = agent
+    log.info('демо: агент-симулятор запущен против %s (%d задач в фальшивой Jira)', url, issues)
+    return thread
+
+
+__all__ = ['FakeJira', 'SimAgent', 'Faults', 'HubClient', 'HubHTTPError', 'start_demo',
+           'prepare_demo', 'demo_commands']

@@ -1,0 +1,82 @@
+"""A real ``sdlc-hub serve`` in a child process on 127.0.0.1, for benchmarks and fault tests."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+LISTENING = 'sdlc-hub listening on '
+
+
+class ServerProcess:
+    """``python -m hubweb.cli serve`` on a free loopback port; ``url`` is read from its first line."""
+
+    def __init__(self, data_dir: str | os.PathLike, *, threads: int = 8, port: int = 0,
+                 start_timeout: float = 30.0, extra_args: tuple[str, ...] = ()):
+        self.data_dir = Path(data_dir)
+        self.output: list[str] = []
+        self.process = subprocess.Popen(
+            [sys.executable, '-m', 'hubweb.cli', 'serve', '--data', str(self.data_dir),
+             '--host', '127.0.0.1', '--port', str(port), '--threads', str(threads), *extra_args],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding='utf-8',
+            errors='replace', env={**os.environ, 'PYTHONUNBUFFERED': '1'})
+        self.url = self._wait_for_url(start_timeout)
+        self._reader = threading.Thread(target=self._drain, daemon=True)
+        self._reader.start()
+
+    def _wait_for_url(self, timeout: float) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            line = self.process.stdout.readline()
+            if not line:
+                break
+            self.output.append(line)
+            if line.startswith(LISTENING):
+                return line[len(LISTENING):].strip()
+        self.kill()
+        raise RuntimeError('сервер не запустился:\n' + ''.join(self.output))
+
+    def _drain(self) -> None:
+        for line in self.process.stdout:
+            self.output.append(line)
+
+    def tokens(self) -> dict[str, str]:
+        """Agent and client tokens, read through ``sdlc-hub tokens``."""
+        out = subprocess.run([sys.executable, '-m', 'hubweb.cli', 'tokens', '--data', str(self.data_dir)],
+                             capture_output=True, text=True, check=True).stdout
+        return json.loads(out.strip().splitlines()[-1])
+
+    def kill(self) -> None:
+        """``kill -9``: no cleanup, no checkpoint (on Windows: TerminateProcess)."""
+        if self.process.poll() is None:
+            if hasattr(signal, 'SIGKILL'):
+                self.process.send_signal(signal.SIGKILL)
+            else:
+                self.process.kill()
+        self.process.wait(timeout=30)
+
+    def stop(self) -> None:
+        """Graceful stop (SIGTERM), then kill if it hangs."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def log_text(self) -> str:
+        return ''.join(self.output)
+
+    def __enter__(self) -> 'ServerProcess':
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+__all__ = ['ServerProcess']

@@ -1,0 +1,144 @@
+"""Benchmark: claim → report round trips per second (contract §9.3–9.4).
+
+    .venv/bin/python scripts/bench_queue.py [--commands 3000]
+
+Queues ``--commands`` ``add_comment`` commands, then drains them three ways, each on its own
+fresh data directory with the same batch:
+
+1. baseline — ``hublib.queue.claim_command`` + ``report_command`` called in-process (the
+   transactions alone, no HTTP);
+2. HTTP — a real ``sdlc-hub serve`` (waitress, 127.0.0.1) and one keep-alive connection doing
+   ``POST /agent/claim`` + ``POST /agent/commands/{id}/report``, as a tight agent would;
+3. simulated agent — ``hubweb.sim.SimAgent`` (urllib, a new connection per request, executes
+   against its fake Jira, no pacing).
+
+The ratio column is each way's time per round trip over the baseline's.
+"""
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from hublib import open_hub, projects, queue, settings  # noqa: E402
+from hubweb.sim import FakeJira, SimAgent  # noqa: E402
+from hubweb.sim.server import ServerProcess  # noqa: E402
+
+CHUNK = 1000
+
+
+def prepare(data_dir: Path, commands: int) -> dict:
+    hub = open_hub(data_dir)
+    try:
+        settings.update_settings(hub, {'project_key': 'AURORA'})
+        projects.create_project(hub, 'AWPCA', 'Аврора')
+        for start in range(0, commands, CHUNK):
+            queue.create_batch(hub, title=f'Комментарии {start}', author='bench', commands=[
+                {'type': 'add_comment', 'params': {'key': f'AURORA-{n % 500 + 1}', 'body': f'к {n}'}}
+                for n in range(start, min(commands, start + CHUNK))])
+        return settings.tokens(hub)
+    finally:
+        hub.close()
+
+
+def done_count(data_dir: Path) -> int:
+    hub = open_hub(data_dir)
+    try:
+        return hub.db.execute_sql("SELECT count(*) FROM command WHERE status = 'done'").fetchone()[0]
+    finally:
+        hub.close()
+
+
+def drain_in_process(data_dir: Path) -> int:
+    hub = open_hub(data_dir)
+    count = 0
+    try:
+        while True:
+            command = queue.claim_command(hub, agent='jira', agent_version='bench',
+                                          settings_version=None, last_call_at=None)['command']
+            if command is None:
+                return count
+            queue.report_command(hub, command['id'], agent='jira', status='done',
+                                 result={'comment_id': str(command['id'])}, error=None,
+                                 jira_calls=1, rate_limited=0)
+            count += 1
+    finally:
+        hub.close()
+
+
+def drain_keep_alive(url: str, token: str) -> int:
+    host, port = url.rsplit('/', 1)[-1].split(':')
+    connection = http.client.HTTPConnection(host, int(port), timeout=60)
+    headers = {'Authorization': f'Bearer {token}', 'Content-Type': 'application/json'}
+
+    def post(path: str, body: dict) -> dict:
+        connection.request('POST', path, json.dumps(body).encode(), headers)
+        response = connection.getresponse()
+        data = response.read()
+        if response.status != 200:
+            raise SystemExit(f'{path}: HTTP {response.status} {data[:200]!r}')
+        return json.loads(data)
+
+    count = 0
+    claim = {'agent': 'jira', 'agent_version': 'bench', 'settings_version': None,
+             'last_jira_call_at': None}
+    while True:
+        command = post('/agent/claim', claim)['command']
+        if command is None:
+            return count
+        post(f'/agent/commands/{command["id"]}/report',
+             {'agent': 'jira', 'status': 'done', 'result': {'comment_id': str(command['id'])},
+              'error': None, 'jira_calls': 1, 'rate_limited': 0})
+        count += 1
+
+
+def timed(action) -> tuple[int, float]:
+    started = time.perf_counter()
+    count = action()
+    return count, time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--commands', type=int, default=3000)
+    parser.add_argument('--threads', type=int, default=8, help='waitress threads')
+    args = parser.parse_args(argv)
+    root = Path(tempfile.mkdtemp(prefix='bench-queue-'))
+    results = []
+    try:
+        tokens = prepare(root / 'lib', args.commands)
+        results.append(('hublib in-process (baseline)', *timed(lambda: drain_in_process(root / 'lib'))))
+        tokens = prepare(root / 'http', args.commands)
+        with ServerProcess(root / 'http', threads=args.threads) as server:
+            results.append(('HTTP, one keep-alive connection',
+                            *timed(lambda: drain_keep_alive(server.url, tokens['agent']))))
+        assert done_count(root / 'http') == args.commands
+        tokens = prepare(root / 'sim', args.commands)
+        with ServerProcess(root / 'sim', threads=args.threads) as server:
+            agent = SimAgent(server.url, tokens['agent'], FakeJira(500, seed=1), poll_interval=0)
+            agent.load_settings()
+            results.append(('SimAgent (urllib, executes in fake Jira)',
+                            *timed(lambda: agent.run(stop_when_idle=True) and agent.stats['executed'])))
+        assert done_count(root / 'sim') == args.commands
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    base = results[0][2] / results[0][1]
+    print(f'{"claim -> report, " + str(args.commands) + " commands":<44} {"seconds":>8} '
+          f'{"round trips/s":>14} {"ms each":>8} {"ratio":>6}')
+    for name, count, seconds in results:
+        assert count == args.commands, (name, count)
+        each = seconds / count
+        print(f'{name:<44} {seconds:>8.2f} {count / seconds:>14.0f} {each * 1000:>8.2f} '
+              f'{each / base:>5.1f}x')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
