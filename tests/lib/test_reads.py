@@ -1,0 +1,160 @@
+"""Interfaces' reads at the library level (hublib.reads): parameters, cursors, search, slices."""
+from __future__ import annotations
+
+import pytest
+
+from hublib import NotFoundError, ValidationError, history, mirror, projects, reads, settings, \
+    syncjournal
+
+
+@pytest.fixture
+def mirrored(hub):
+    settings.update_settings(hub, {'project_key': 'AURORA'})
+    projects.create_project(hub, 'AWPCA', 'АРМ КА')
+    projects.create_project(hub, 'STOCKS_DRRK', 'Запасы')
+    with hub.write():
+        batch = hub.db.execute_sql("INSERT INTO batch (title, created_at) VALUES ('x', ?)",
+                                   (hub.now(),)).lastrowid
+        command_id = hub.db.execute_sql(
+            "INSERT INTO command (batch_id, seq, type, params, status, deliveries) "
+            "VALUES (?, 1, 'refresh', '{\"keys\": [\"AURORA-1\"]}', 'claimed', 1)",
+            (batch,)).lastrowid
+        syncjournal.open_run(hub, command_id, {'keys': ['AURORA-1']})
+    mirror.ingest_state(hub, 'jira', command_id, [
+        {'key': 'AURORA-1', 'labels': ['STOCKS_DRRK'], 'epic_key': 'AURORA-9',
+         'summary': 'Сверка ОСТАТКОВ', 'updated': '2026-10-22T09:00:00.000+0300',
+         'links': [{'type': 'Blocks', 'direction': 'outward', 'key': 'AURORA-2'}]},
+        {'key': 'AURORA-2', 'labels': ['AWPCA'], 'summary': 'Отчёт', 'assignee': 'ivanov',
+         'updated': '2026-10-23T09:00:00.000+0300'},
+        {'key': 'AURORA-3', 'labels': ['AWPCA'], 'summary': 'Выгрузка'},
+        {'key': 'AURORA-9', 'labels': ['AWPCA'], 'summary': 'Эпик остатков'},
+        {'key': 'AURORA-10', 'labels': ['STOCKS_DRRK'], 'summary': 'Ещё',
+         'links': [{'type': 'Relates', 'direction': 'inward', 'key': 'AURORA-3'}]},
+    ])
+    return hub
+
+
+def keys(result):
+    return [item['key'] for item in result['items']]
+
+
+def test_scenario_own_and_neighbors(mirrored):
+    result = reads.issues(mirrored, project='STOCKS_DRRK')
+    assert [(i['key'], i['neighbor']) for i in result['items']] == [
+        ('AURORA-1', False), ('AURORA-10', False), ('AURORA-2', True), ('AURORA-3', True),
+        ('AURORA-9', True)]
+
+
+def test_inward_link_makes_a_neighbor_too(mirrored):
+    assert keys(reads.issues(mirrored, project='STOCKS_DRRK', neighbor=True)) == [
+        'AURORA-2', 'AURORA-3', 'AURORA-9']
+
+
+@pytest.mark.parametrize('q, expected', [
+    ('остатков', ['AURORA-1', 'AURORA-9']),
+    ('ОТЧЁТ', ['AURORA-2']),
+    ('aurora-10', ['AURORA-10']),
+    ('нет такого', []),
+])
+def test_search_is_case_insensitive_in_cyrillic(mirrored, q, expected):
+    assert keys(reads.issues(mirrored, q=q)) == expected
+
+
+def test_updated_since_compares_in_utc(mirrored):
+    assert keys(reads.issues(mirrored, updated_since='2026-10-22T06:00:00+00:00')) == [
+        'AURORA-1', 'AURORA-2']
+    assert keys(reads.issues(mirrored, updated_since='2026-10-22T09:00:00+03:01')) == ['AURORA-1', 'AURORA-2']
+    assert keys(reads.issues(mirrored, updated_since='2026-10-22T06:00:01Z')) == ['AURORA-2']
+
+
+def test_pages_cover_everything_once(mirrored):
+    seen, cursor = [], None
+    while True:
+        page = reads.issues(mirrored, limit=2, cursor=cursor)
+        seen += keys(page)
+        cursor = page['next_cursor']
+        if cursor is None:
+            break
+    assert seen == sorted(seen) and len(seen) == 5
+
+
+@pytest.mark.parametrize('limit', [0, -1, 1001, 'many', True, 2.5])
+def test_bad_limit(mirrored, limit):
+    with pytest.raises(ValidationError) as caught:
+        reads.issues(mirrored, limit=limit)
+    assert list(caught.value.fields) == ['limit']
+
+
+@pytest.mark.parametrize('cursor', ['x', reads.encode_cursor([1]), reads.encode_cursor(['a', 'b'])])
+def test_bad_cursor(mirrored, cursor):
+    with pytest.raises(ValidationError) as caught:
+        reads.issues(mirrored, cursor=cursor)
+    assert list(caught.value.fields) == ['cursor']
+
+
+def test_unknown_project_and_issue(mirrored):
+    with pytest.raises(NotFoundError):
+        reads.issues(mirrored, project='NOPE')
+    with pytest.raises(NotFoundError):
+        reads.issue_card(mirrored, 'AURORA-404')
+    with pytest.raises(NotFoundError):
+        reads.project_board(mirrored, 'NOPE')
+
+
+def test_card_links_both_ways(mirrored):
+    card = reads.issue_card(mirrored, 'AURORA-3')
+    assert card['links'] == {'outward': [{'type': 'Relates', 'key': 'AURORA-10'}], 'inward': []}
+    assert card['comments'] == [] and card['attachments'] == [] and card['sprints'] == []
+    assert card['note'] is None
+
+
+def test_change_feed_skips_rows_without_time_and_pages_stably(mirrored):
+    items = [{'history_id': str(7000 + n), 'seq': s, 'key': 'AURORA-1',
+              'created': '2026-10-22T09:00:00Z' if n % 2 else '2026-10-22T08:00:00Z'}
+             for n in range(10) for s in range(2)]
+    items.append({'history_id': '9999', 'seq': 0, 'key': 'AURORA-1', 'created': None})
+    history.ingest_history(mirrored, 'jira', None, items)
+    seen, cursor = [], None
+    while True:
+        page = reads.change_feed(mirrored, limit=3, cursor=cursor)
+        seen += [(c['at'], c['history_id'], c['seq']) for c in page['items']]
+        cursor = page['next_cursor']
+        if cursor is None:
+            break
+    assert len(seen) == 20 and seen == sorted(seen)
+    projects.create_project(mirrored, 'LONELY', 'Пустой')
+    assert reads.change_feed(mirrored, project='LONELY')['items'] == []
+    assert len(reads.change_feed(mirrored, project='STOCKS_DRRK')['items']) == 20
+    assert len(reads.issue_changes(mirrored, 'AURORA-1', limit=1000)['items']) == 20
+
+
+def test_sync_runs(mirrored):
+    runs = reads.sync_runs(mirrored)
+    assert runs['next_cursor'] is None
+    assert [(r['kind'], r['query'], r['issues_count'], r['links_count']) for r in runs['items']] == [
+        ('keys', 'AURORA-1', 5, 2)]
+
+
+@pytest.mark.parametrize('share', [0.0, 2.0], ids=['walk_with_predicate', 'build_with_cte'])
+@pytest.mark.parametrize('label', ['AWPCA', 'STOCKS_DRRK'])
+def test_both_slice_forms_equal_the_slice_cte(mirrored, label, share, monkeypatch):
+    monkeypatch.setattr(reads, 'DENSE_SHARE', share)
+    with mirrored.write():  # more shapes: an epic of an own issue linked both ways, a missing epic
+        mirrored.db.execute_sql(
+            "INSERT INTO issue (key, labels, epic_key) VALUES ('AURORA-20', '[\"STOCKS_DRRK\", \"X\"]', "
+            "'AURORA-3'), ('AURORA-21', '[]', 'AURORA-77'), ('AURORA-22', '[]', NULL)")
+        mirrored.db.execute_sql("INSERT INTO issue_link VALUES ('AURORA-22', 'AURORA-20', 'Relates'),"
+                                " ('AURORA-2', 'AURORA-404', 'Blocks')")
+    expected = projects.project_slice(mirrored, label)
+    page = reads.issues(mirrored, project=label, limit=1000)
+    assert {item['key']: item['neighbor'] for item in page['items']} == expected
+    assert len(page['items']) == len(expected)
+    for neighbor in (True, False):
+        page = reads.issues(mirrored, project=label, neighbor=neighbor, limit=2)
+        assert all(expected[item['key']] is neighbor for item in page['items'])
+    history.ingest_history(mirrored, 'jira', None, [
+        {'history_id': str(n), 'seq': 0, 'key': key, 'created': '2026-10-22T09:00:00Z'}
+        for n, key in enumerate(['AURORA-1', 'AURORA-2', 'AURORA-3', 'AURORA-9', 'AURORA-10',
+                                 'AURORA-20', 'AURORA-21', 'AURORA-22', 'AURORA-404'])])
+    feed = reads.change_feed(mirrored, project=label)
+    assert {item['key'] for item in feed['items']} == set(expected)
