@@ -82,9 +82,11 @@ CREATE TABLE issue_sprint (key TEXT NOT NULL, sprint_id INTEGER NOT NULL, PRIMAR
 """,
 }
 
-# Indexes the hub's own reads need (queue order, dependents, sprint members, runs of a command).
+# Indexes the hub's own reads need (project slices, queue order, dependents, sprint members, runs
+# of a command).
 # Part of schema 9 as this hub defines it: created by the v8 -> v9 step and by the models alike.
 V9_READ_INDEXES = """
+CREATE INDEX IF NOT EXISTS issue_labels_key_epic_key ON issue (labels, key, epic_key);
 CREATE INDEX IF NOT EXISTS command_batch_id_seq ON command (batch_id, seq);
 CREATE INDEX IF NOT EXISTS command_depends_on ON command (depends_on);
 CREATE INDEX IF NOT EXISTS sync_run_command_id ON sync_run (command_id);
