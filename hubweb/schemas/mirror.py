@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
+from .notes import NoteSchema
+
 
 # --- agent ingest (contract §8.1–8.3) ----------------------------------------------------------
 
@@ -30,11 +32,9 @@ class AttachmentInSchema(Schema):
     created = fields.String(allow_none=True)
 
 
-class IssueInSchema(Schema):
-    """One issue of ``POST /agent/state``; absent ``comments``/``attachments``/``sprint_ids``/
-    ``links`` keep what the mirror has."""
+class IssueFieldsSchema(Schema):
+    """The Jira fields an issue has both on the way in (agent) and out (interfaces)."""
 
-    key = fields.String(required=True)
     id = fields.String(allow_none=True)
     issue_type = fields.String(allow_none=True)
     summary = fields.String(allow_none=True)
@@ -51,9 +51,16 @@ class IssueInSchema(Schema):
     sprint = fields.String(allow_none=True)
     rank = fields.String(allow_none=True)
     story_points = fields.Float(allow_none=True)
-    updated = fields.String(allow_none=True)
     created = fields.String(allow_none=True)
     neighbor = fields.Boolean()
+
+
+class IssueInSchema(IssueFieldsSchema):
+    """One issue of ``POST /agent/state``; absent ``comments``/``attachments``/``sprint_ids``/
+    ``links`` keep what the mirror has."""
+
+    key = fields.String(required=True)
+    updated = fields.String(allow_none=True)
     links = fields.List(fields.Nested(LinkInSchema))
     comments = fields.List(fields.Nested(CommentInSchema))
     attachments = fields.List(fields.Nested(AttachmentInSchema))
@@ -166,39 +173,11 @@ class IssueChangesQuerySchema(PageQuerySchema):
     field = fields.String()
 
 
-class NoteOutSchema(Schema):
-    key = fields.String()
-    work_kind = fields.String(allow_none=True)
-    done_text = fields.String(allow_none=True)
-    rest_text = fields.String(allow_none=True)
-    owner_note = fields.String(allow_none=True)
-    updated_at = fields.String(allow_none=True)
-    updated_by = fields.String(allow_none=True)
-
-
-class IssueOutSchema(Schema):
+class IssueOutSchema(IssueFieldsSchema):
     key = fields.String(required=True)
-    id = fields.String(allow_none=True)
-    issue_type = fields.String(allow_none=True)
-    summary = fields.String(allow_none=True)
-    description = fields.String(allow_none=True)
-    status = fields.String(allow_none=True)
-    priority = fields.String(allow_none=True)
-    assignee = fields.String(allow_none=True)
-    reporter = fields.String(allow_none=True)
-    duedate = fields.String(allow_none=True)
-    planned_start = fields.String(allow_none=True)
-    planned_end = fields.String(allow_none=True)
-    epic_key = fields.String(allow_none=True)
-    labels = fields.List(fields.String())
-    sprint = fields.String(allow_none=True)
-    rank = fields.String(allow_none=True)
-    story_points = fields.Float(allow_none=True)
     jira_updated = fields.String(allow_none=True)
     fetched_at = fields.String(allow_none=True)
-    neighbor = fields.Boolean()
-    created = fields.String(allow_none=True)
-    note = fields.Nested(NoteOutSchema, allow_none=True)
+    note = fields.Nested(NoteSchema, allow_none=True)
 
 
 class IssueListSchema(Schema):
