@@ -11,6 +11,7 @@ from hublib.db import Hub
 from . import errors
 from .auth import BodyLimit, CloseConnection, RequestLog, TokenAuth
 from .openapi import OpenApiResource, build_document
+from .schemas import json_handler
 
 # Feature modules under hubweb.resources; each exports routes(hub) -> [(uri, resource)].
 FEATURES = ('health', 'settings', 'projects', 'mirror', 'queue', 'notes', 'attachments')
@@ -34,13 +35,15 @@ def create_app(hub: Hub) -> falcon.App:
     """The WSGI application serving ``hub``."""
     app = falcon.App(middleware=[RequestLog(), BodyLimit(), TokenAuth(hub), CloseConnection(hub)])
     app.req_options.strip_url_path_trailing_slash = True
+    app.req_options.media_handlers[falcon.MEDIA_JSON] = json_handler()
+    app.resp_options.media_handlers[falcon.MEDIA_JSON] = json_handler()
     app.resp_options.default_media_type = falcon.MEDIA_JSON
     errors.install(app)
     routes = feature_routes(hub)
-    document = build_document(routes, version=hublib.__version__)
-    routes.append(('/openapi.json', OpenApiResource(document)))
-    document['paths']['/openapi.json'] = build_document(
-        [routes[-1]], version=hublib.__version__)['paths']['/openapi.json']
+    openapi = OpenApiResource()
+    routes.append(('/openapi.json', openapi))
+    # The document describes exactly the routes registered below, itself included.
+    openapi.document = build_document(routes, version=hublib.__version__)
     for uri, resource in routes:
         app.add_route(uri, resource)
     return app

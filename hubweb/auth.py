@@ -26,6 +26,9 @@ STREAMED_PREFIXES = ('/agent/files/',)
 
 def required_role(path: str) -> str | None:
     """``'agent'``, ``'client'`` or ``None`` (open) for a request path."""
+    # Falcon's router ignores leading slashes ('//agent/settings' routes to /agent/settings), so
+    # the role must be read from the same normalized path or a client token would slip through.
+    path = '/' + path.lstrip('/')
     if path in OPEN_PATHS:
         return None
     return 'agent' if path.startswith(AGENT_PREFIX) else 'client'
@@ -42,18 +45,18 @@ class TokenAuth:
         if role is None or req.method == 'OPTIONS':
             return
         if QUERY_TOKEN_NAMES & {name.lower() for name in req.params}:
-            raise falcon.HTTPUnauthorized(
-                title='Нужна авторизация',
-                description='токен принимается только в заголовке Authorization, не в адресе')
+            raise _unauthorized(QUERY_TOKEN_MESSAGE)
         header = req.get_header('Authorization') or ''
-        scheme, _, token = header.partition(' ')
+        scheme, _, token = header.strip().partition(' ')
         if scheme.lower() != 'bearer' or not token.strip():
-            raise falcon.HTTPUnauthorized(title='Нужна авторизация',
-                                          description='нужен заголовок Authorization: Bearer <токен>')
+            raise _unauthorized('нужен заголовок Authorization: Bearer <токен>')
         tokens = settings.tokens(self.hub)
+        known = {name: str(tokens.get(name) or '').encode() for name in ('agent', 'client')}
+        if req.query_string and any(_equals_token(value, known) for value in _query_values(req)):
+            raise _unauthorized(QUERY_TOKEN_MESSAGE)  # a token under any other name, too
         presented = token.strip().encode()
-        matches = {name: hmac.compare_digest(presented, str(tokens.get(name, '')).encode())
-                   for name in ('agent', 'client')}
+        matches = {name: bool(secret) and hmac.compare_digest(presented, secret)
+                   for name, secret in known.items()}
         if matches[role]:
             return
         if any(matches.values()):
@@ -61,14 +64,34 @@ class TokenAuth:
                 title='Нет доступа',
                 description='токен агента — только для /agent/*' if matches['agent']
                 else 'токен клиента не даёт доступа к /agent/*')
-        raise falcon.HTTPUnauthorized(title='Нужна авторизация', description='неверный токен')
+        raise _unauthorized('неверный токен')
+
+
+QUERY_TOKEN_MESSAGE = 'токен принимается только в заголовке Authorization, не в адресе'
+
+
+def _unauthorized(description: str) -> falcon.HTTPUnauthorized:
+    return falcon.HTTPUnauthorized(title='Нужна авторизация', description=description,
+                                   challenges=['Bearer'])
+
+
+def _query_values(req: falcon.Request) -> list[str]:
+    values = []
+    for value in req.params.values():
+        values.extend(value if isinstance(value, list) else [value])
+    return values
+
+
+def _equals_token(value: str, known: dict[str, bytes]) -> bool:
+    presented = value.strip().encode()
+    return any(secret and hmac.compare_digest(presented, secret) for secret in known.values())
 
 
 class BodyLimit:
     """413 for JSON bodies over 32 MiB; streamed uploads check their own, larger limit."""
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
-        if req.path.startswith(STREAMED_PREFIXES):
+        if ('/' + req.path.lstrip('/')).startswith(STREAMED_PREFIXES):
             return
         if req.content_length is not None and req.content_length > JSON_BODY_LIMIT:
             raise falcon.HTTPContentTooLarge(
@@ -85,8 +108,16 @@ class RequestLog:
     def process_response(self, req, resp, resource, req_succeeded) -> None:
         started = getattr(req.context, 'started', None)
         elapsed = (time.perf_counter() - started) * 1000 if started else 0.0
-        log.info('%s %s %s %.1f ms', req.method, req.path, resp.status[:3] if isinstance(
-            resp.status, str) else resp.status, elapsed)
+        status = resp.status[:3] if isinstance(resp.status, str) else resp.status
+        log.info('%s %s %s %.1f ms', req.method, loggable_path(req.path), status, elapsed)
+
+
+def loggable_path(path: str, limit: int = 300) -> str:
+    """The path as one log line: control characters escaped (a decoded ``%0A`` cannot forge a
+    second line), cut to ``limit`` characters."""
+    if not path.isprintable():
+        path = ''.join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in path)
+    return path if len(path) <= limit else path[:limit] + '…'
 
 
 class CloseConnection:

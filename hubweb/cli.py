@@ -8,11 +8,27 @@ import argparse
 import json
 import logging
 import sys
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
+
+from peewee import DatabaseError
 
 from hublib import HubError, open_hub
-from hublib.db import default_data_dir
+from hublib.db import Hub, default_data_dir
 from hublib.models import SCHEMA_VERSION
+
+
+def _int_in(low: int, high: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f'ожидается целое число, получено {text!r}') from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f'ожидается число от {low} до {high}')
+        return value
+    return parse
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -31,8 +47,10 @@ def _parser() -> argparse.ArgumentParser:
     command('tokens', 'напечатать токены агента и клиента')
     serve = command('serve', 'запустить HTTP-сервер (waitress)')
     serve.add_argument('--host', default='127.0.0.1')
-    serve.add_argument('--port', type=int, default=8640)
-    serve.add_argument('--threads', type=int, default=8)
+    serve.add_argument('--port', type=_int_in(0, 65535), default=8640,
+                       help='порт (0 — любой свободный; адрес печатается первой строкой)')
+    serve.add_argument('--threads', type=_int_in(1, 256), default=8,
+                       help='число рабочих потоков waitress')
     serve.add_argument('--demo', action='store_true',
                        help='демо: проект, настройки и симулятор агента с фальшивой Jira')
     command('backup', 'сделать резервную копию базы в backups/')
@@ -41,23 +59,34 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+@contextmanager
+def _hub(args) -> Iterator[Hub]:
+    hub = open_hub(args.data)
+    try:
+        yield hub
+    finally:
+        hub.close()
+
+
 def _init(args) -> None:
     from hublib import settings
     try:
-        config = json.loads(args.config.read_text(encoding='utf-8'))
+        config = json.loads(args.config.read_text(encoding='utf-8-sig'))  # Notepad writes a BOM
     except OSError as exc:
         raise HubError(f'не удалось прочитать конфиг {args.config}: {exc.strerror}') from None
     except ValueError as exc:
         raise HubError(f'конфиг {args.config} — не JSON: {exc}') from None
-    hub = open_hub(args.data)
-    result = settings.import_config(hub, config)
-    created = ', '.join(result['projects_created']) or 'нет'
-    print(f'настройки импортированы в {hub.data_dir}; новые проекты: {created}')
+    if not isinstance(config, dict):
+        raise HubError(f'конфиг {args.config} должен быть JSON-объектом')
+    with _hub(args) as hub:
+        result = settings.import_config(hub, config)
+        created = ', '.join(result['projects_created']) or 'нет'
+        print(f'настройки импортированы в {hub.data_dir}; новые проекты: {created}')
 
 
 def _migrate(args) -> None:
-    hub = open_hub(args.data)
-    old = hub.opened_at_version
+    with _hub(args) as hub:
+        old = hub.opened_at_version
     if old is None or old == SCHEMA_VERSION:
         print(f'schema v{SCHEMA_VERSION} (up to date)')
     else:
@@ -66,8 +95,8 @@ def _migrate(args) -> None:
 
 def _tokens(args) -> None:
     from hublib import settings
-    hub = open_hub(args.data)
-    print(json.dumps(settings.tokens(hub)))
+    with _hub(args) as hub:
+        print(json.dumps(settings.tokens(hub)))
 
 
 def _serve(args) -> None:
@@ -79,13 +108,15 @@ def _serve(args) -> None:
 
 def _backup(args) -> None:
     from hublib import backups
-    path = backups.backup(open_hub(args.data))
+    with _hub(args) as hub:
+        path = backups.backup(hub)
     print(f'копия: {path}')
 
 
 def _cleanup(args) -> None:
     from hublib import files
-    result = files.cleanup(open_hub(args.data), dry_run=args.dry_run)
+    with _hub(args) as hub:
+        result = files.cleanup(hub, dry_run=args.dry_run)
     verb = 'будет удалено' if args.dry_run else 'удалено'
     for name in result['removed']:
         print(name)
@@ -106,13 +137,20 @@ def main(argv: list[str] | None = None) -> int:
     try:
         HANDLERS[args.command](args)
     except HubError as exc:
-        print(f'sdlc-hub {args.command}: {exc.message}', file=sys.stderr)
-        return 1
+        return _fail(args.command, exc.message)
     except OSError as exc:
-        print(f'sdlc-hub {args.command}: {exc.strerror or exc}: {exc.filename or ""}'.rstrip(': '),
-              file=sys.stderr)
-        return 1
+        return _fail(args.command, f'{exc.strerror or exc}: {exc.filename or ""}'.rstrip(': '))
+    except DatabaseError as exc:  # e.g. the file is not SQLite at all
+        return _fail(args.command, f'база данных: {exc}')
+    except KeyboardInterrupt:
+        return _fail(args.command, 'прервано')
     return 0
+
+
+def _fail(command: str, message: str) -> int:
+    """One line on stderr (contract §12), exit code 1."""
+    print(f'sdlc-hub {command}: ' + ' '.join(str(message).split()), file=sys.stderr)
+    return 1
 
 
 if __name__ == '__main__':

@@ -6,6 +6,7 @@ a generic message; its traceback goes to the log, never to the client (no SQL, n
 from __future__ import annotations
 
 import logging
+import re
 
 import falcon
 
@@ -22,6 +23,28 @@ STATUS = {
     SchemaError: falcon.HTTP_503,
 }
 
+# Russian title and description for falcon's own errors (routing, methods, media), whose
+# built-in texts are English; an error raised with Russian texts keeps them.
+HTTP_TEXTS = {
+    400: ('Неверный запрос', 'запрос не удалось разобрать'),
+    401: ('Нужна авторизация', 'нужен заголовок Authorization: Bearer <токен>'),
+    403: ('Нет доступа', 'этот токен не даёт доступа к ресурсу'),
+    404: ('Не найдено', 'такого адреса нет'),
+    405: ('Метод не поддерживается', 'этот адрес не поддерживает такой метод'),
+    406: ('Неприемлемый формат', 'хаб отвечает только JSON'),
+    409: ('Конфликт', 'действие противоречит текущему состоянию'),
+    411: ('Нужна длина тела', 'нужен заголовок Content-Length'),
+    413: ('Слишком большой запрос', 'тело запроса слишком большое'),
+    415: ('Неподдерживаемый тип содержимого', 'ожидается тело application/json'),
+    422: ('Неверные данные', 'данные не прошли проверку'),
+    431: ('Слишком большие заголовки', 'заголовки запроса слишком большие'),
+}
+MALFORMED_JSON = ('Неверный запрос', 'тело запроса — не JSON в кодировке UTF-8')
+EMPTY_JSON = ('Неверный запрос', 'тело запроса пустое, ожидается JSON')
+INTERNAL = {'title': 'Внутренняя ошибка',
+            'description': 'Внутренняя ошибка хаба; подробности в журнале сервера.'}
+_CYRILLIC = re.compile('[а-яА-ЯёЁ]')
+
 
 def status_of(error: HubError) -> str:
     """HTTP status of a hub error (the most specific class in ``STATUS`` wins)."""
@@ -29,6 +52,21 @@ def status_of(error: HubError) -> str:
         if cls in STATUS:
             return STATUS[cls]
     return falcon.HTTP_400
+
+
+def http_error_body(error: falcon.HTTPError) -> dict:
+    """The contract's body for one of falcon's errors, in Russian."""
+    if isinstance(error, falcon.MediaNotFoundError):
+        title, description = EMPTY_JSON
+    elif isinstance(error, falcon.MediaMalformedError):
+        title, description = MALFORMED_JSON
+    else:
+        default_title, default_description = HTTP_TEXTS.get(
+            error.status_code, ('Ошибка', 'запрос не выполнен'))
+        title = error.title if error.title and _CYRILLIC.search(error.title) else default_title
+        description = (error.description if error.description
+                       and _CYRILLIC.search(error.description) else default_description)
+    return {'title': title, 'description': description}
 
 
 def _hub_error(req, resp, error: HubError, params) -> None:
@@ -42,13 +80,12 @@ def _hub_error(req, resp, error: HubError, params) -> None:
 def _unexpected(req, resp, error: Exception, params) -> None:
     log.error('unexpected error on %s %s', req.method, req.path, exc_info=error)
     resp.status = falcon.HTTP_500
-    resp.media = {'title': 'Внутренняя ошибка', 'description': 'Внутренняя ошибка хаба; подробности в журнале сервера.'}
+    resp.media = dict(INTERNAL)
 
 
 def _serialize_http_error(req, resp, error: falcon.HTTPError) -> None:
-    body = {'title': error.title or 'Ошибка', 'description': error.description or error.title or ''}
     resp.content_type = falcon.MEDIA_JSON
-    resp.media = body
+    resp.media = http_error_body(error)
 
 
 def install(app: falcon.App) -> None:

@@ -89,8 +89,8 @@ def build_document(routes: Iterable[tuple[str, object]], *, version: str) -> dic
 class OpenApiResource:
     """``GET /openapi.json``: the document, built once at start."""
 
-    def __init__(self, document: dict[str, Any]):
-        self.document = document
+    def __init__(self, document: dict[str, Any] | None = None):
+        self.document = document or {}
 
     DOC = {'get': operation('OpenAPI-описание API',
                             description='Документ OpenAPI 3 всех эндпоинтов хаба.')}

@@ -13,8 +13,20 @@ from .app import create_app
 
 log = logging.getLogger('hubweb.serve')
 
-# Uploads stream up to 256 MiB (contract §8.4); JSON bodies are cut at 32 MiB by middleware.
+# Uploads stream up to 256 MiB (contract §8.4) and waitress buffers a body before the app sees
+# it, so its cap is that limit plus headroom for the request line; JSON bodies are cut at 32 MiB
+# by the BodyLimit middleware.
 MAX_REQUEST_BODY = 256 * 2**20 + 2**20
+
+
+def startup_lines(url: str, hub: Hub, threads: int) -> list[str]:
+    """What ``serve`` prints before serving; the first line is the URL (scripts parse it)."""
+    data_dir = hub.data_dir.resolve()
+    return [f'sdlc-hub listening on {url}',
+            f'data: {data_dir}',
+            f'tokens: setting "tokens" in {data_dir / "hub.sqlite"}; '
+            f'print them with `sdlc-hub tokens --data {data_dir}`',
+            f'threads: {threads}']
 
 
 def serve(hub: Hub, *, host: str = '127.0.0.1', port: int = 8640, threads: int = 8,
@@ -25,31 +37,32 @@ def serve(hub: Hub, *, host: str = '127.0.0.1', port: int = 8640, threads: int =
                            max_request_body_size=MAX_REQUEST_BODY, ident='sdlc-hub')
     url = f'http://{host}:{server.effective_port}'
     stop = threading.Event()
-    _start_backups(hub, stop)
-    # The first line is a contract with scripts and tests: they read the URL from it.
-    print(f'sdlc-hub listening on {url}', flush=True)
-    print(f'data: {hub.data_dir.resolve()}', flush=True)
-    print(f'tokens: in the database setting "tokens"; print them with '
-          f'`sdlc-hub tokens --data {hub.data_dir}`', flush=True)
-    if demo:
-        _start_demo(hub, url)
 
     def shutdown(signum, frame):
+        # SIGTERM behaves like Ctrl+C: waitress's run() answers KeyboardInterrupt by letting its
+        # worker threads finish their requests (up to 5 s) before returning. Closing the server
+        # from here instead would pull the rug from under a worker still writing its response.
+        if stop.is_set():
+            return
         log.info('signal %s: stopping', signum)
         stop.set()
-        server.close()
+        raise KeyboardInterrupt
 
+    # Installed before the URL is printed: whoever saw the URL may stop us gracefully at once.
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, shutdown)
     try:
-        server.run()
-    except KeyboardInterrupt:
+        _start_backups(hub, stop)
+        for line in startup_lines(url, hub, threads):
+            print(line, flush=True)
+        if demo:
+            _start_demo(hub, url)
+        server.run()  # returns after Ctrl+C / SIGTERM, workers drained
+    except KeyboardInterrupt:  # arrived before the loop ran
         pass
-    except OSError:
-        if not stop.is_set():  # closing the socket from the handler ends run() with EBADF
-            raise
     finally:
         stop.set()
+        server.task_dispatcher.shutdown()
         server.close()
         hub.close()
         log.info('stopped')

@@ -96,3 +96,16 @@ def live_server(tmp_path):
     server = start_server(tmp_path / 'live-data')
     yield server
     server.stop()
+
+
+@pytest.fixture
+def server_factory():
+    """``start_server`` for tests that need their own server options; stops them all afterwards."""
+    servers = []
+
+    def start(data_dir, *extra_args: str) -> LiveServer:
+        servers.append(start_server(data_dir, *extra_args))
+        return servers[-1]
+    yield start
+    for server in servers:
+        server.stop()

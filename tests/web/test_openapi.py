@@ -1,0 +1,66 @@
+"""The OpenAPI document: valid OpenAPI 3, exactly the app's routes, every operation documented."""
+from __future__ import annotations
+
+import warnings
+
+from openapi_spec_validator import validate
+
+from hubweb.openapi import METHODS
+
+
+def test_document_is_served_without_token_and_validates(client):
+    response = client.simulate_get('/openapi.json')
+    assert response.status_code == 200
+    document = response.json
+    assert document['openapi'].startswith('3.')
+    validate(document)
+
+
+def test_paths_equal_the_app_routes(client, app_methods):
+    document = client.simulate_get('/openapi.json').json
+    routed = {(template, method.lower()) for template, method, _ in app_methods}
+    documented = {(path, method) for path, item in document['paths'].items()
+                  for method in item if method in METHODS}
+    assert documented == routed
+    assert '/openapi.json' in document['paths'] and '/health' in document['paths']
+
+
+def test_every_operation_has_summary_and_a_documented_2xx(client):
+    document = client.simulate_get('/openapi.json').json
+    missing = []
+    for path, item in document['paths'].items():
+        for method, operation in item.items():
+            if method not in METHODS:
+                continue
+            if not operation.get('summary'):
+                missing.append(f'{method} {path}: summary')
+            if not any(code.startswith('2') for code in operation['responses']):
+                missing.append(f'{method} {path}: 2xx')
+    assert missing == []
+
+
+def test_security_follows_the_role_of_the_path(client):
+    paths = client.simulate_get('/openapi.json').json['paths']
+    assert 'security' not in paths['/health']['get']
+    assert 'security' not in paths['/openapi.json']['get']
+    assert paths['/settings']['get']['security'] == [{'clientToken': []}]
+    assert paths['/agent/settings']['get']['security'] == [{'agentToken': []}]
+    assert '401' in paths['/settings']['put']['responses']
+    assert '401' not in paths['/health']['get']['responses']
+
+
+def test_path_parameters_and_query_are_documented(client):
+    paths = client.simulate_get('/openapi.json').json['paths']
+    params = paths['/projects/{label}']['get']['parameters']
+    assert {'in': 'path', 'name': 'label', 'required': True,
+            'schema': {'type': 'string'}} in params
+    query = paths['/agent/settings']['get']['parameters']
+    assert any(p['in'] == 'query' and p['name'] == 'agent' and p['required'] for p in query)
+    assert paths['/projects']['post']['requestBody']['content']['application/json']['schema']
+
+
+def test_building_the_document_raises_no_warning(hub):
+    from hubweb import create_app
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')  # e.g. apispec's «Multiple schemas resolved to the name»
+        create_app(hub)
