@@ -9,7 +9,7 @@ import hublib
 from hublib.db import Hub
 
 from . import errors
-from .auth import BodyLimit, CloseConnection, RequestLog, TokenAuth
+from .auth import BodyLimit, RequestLog, ThreadConnection, TokenAuth
 from .openapi import OpenApiResource, build_document
 from .schemas import json_handler
 
@@ -33,7 +33,7 @@ def feature_routes(hub: Hub) -> list[tuple[str, object]]:
 
 def create_app(hub: Hub) -> falcon.App:
     """The WSGI application serving ``hub``."""
-    app = falcon.App(middleware=[RequestLog(), BodyLimit(), TokenAuth(hub), CloseConnection(hub)])
+    app = falcon.App(middleware=[RequestLog(), BodyLimit(), TokenAuth(hub), ThreadConnection(hub)])
     app.req_options.strip_url_path_trailing_slash = True
     app.req_options.media_handlers[falcon.MEDIA_JSON] = json_handler()
     app.resp_options.media_handlers[falcon.MEDIA_JSON] = json_handler()
