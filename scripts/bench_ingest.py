@@ -272,9 +272,10 @@ def measure_reads(hub, client: Client, middle_at: str) -> dict[str, float]:
     }
 
 
+# The labels index this benchmark once proposed is part of schema 9 now (issue_labels_key_epic_key);
+# what remains here is a candidate that measured no better, kept to show it.
 CANDIDATE_INDEXES = (
     'CREATE INDEX bench_issue_change_feed ON issue_change (at, history_id, seq)',
-    'CREATE INDEX bench_issue_labels ON issue (labels, key, epic_key)',
 )
 
 
