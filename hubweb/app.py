@@ -1,8 +1,6 @@
 """``create_app(hub)``: wires middleware, error handlers and the feature modules' routes."""
 from __future__ import annotations
 
-import importlib
-
 import falcon
 
 import hublib
@@ -13,22 +11,15 @@ from .auth import BodyLimit, RequestLog, ThreadConnection, TokenAuth
 from .openapi import OpenApiResource, build_document
 from .schemas import json_handler
 
-# Feature modules under hubweb.resources; each exports routes(hub) -> [(uri, resource)].
-FEATURES = ('health', 'settings', 'projects', 'mirror', 'queue', 'notes', 'attachments')
+from .resources import attachments, health, mirror, notes, projects, queue, settings
+
+# Feature modules; each exports routes(hub) -> [(uri template, resource)].
+FEATURES = (health, settings, projects, mirror, queue, notes, attachments)
 
 
 def feature_routes(hub: Hub) -> list[tuple[str, object]]:
     """Every (uri template, resource) of every feature, in registration order."""
-    routes = []
-    for name in FEATURES:
-        try:
-            module = importlib.import_module(f'hubweb.resources.{name}')
-        except ModuleNotFoundError as exc:  # TEMPORARY while features are being written
-            if exc.name != f'hubweb.resources.{name}':
-                raise
-            continue
-        routes.extend(module.routes(hub))
-    return routes
+    return [route for module in FEATURES for route in module.routes(hub)]
 
 
 def create_app(hub: Hub) -> falcon.App:
