@@ -300,10 +300,9 @@ def cancel_batch(hub: Hub, batch_id: int) -> dict:
 
 
 def uses_temp_key(params: Mapping[str, Any], type_name: str) -> dict[str, str]:
-    """The params fields holding a temp key to resolve at delivery (``ensure_issue.temp_key`` is
-    the key it creates, not one it uses)."""
-    return {name: value for name, value in params.items()
-            if is_temp_key(value) and not (type_name == 'ensure_issue' and name == 'temp_key')}
+    """The key fields of the command type that hold a temp key to resolve at delivery."""
+    fields = modules.command_type(type_name).key_fields
+    return {name: params[name] for name in fields if is_temp_key(params.get(name))}
 
 
 _AGENT_SIDE = ('claim_command', 'report_command', 'agents')

@@ -24,6 +24,9 @@ class CommandType:
     validate: ParamsValidator
     # Estimated Jira calls (contract §9.6); a callable of (hub, params) or a constant.
     estimate_calls: Callable[[Any, Mapping[str, Any]], int] | int = 1
+    # Params naming an issue, where a temp key (new:<n>) is resolved at delivery. Only these:
+    # a comment body or a summary that happens to read "new:1" is text, not a key.
+    key_fields: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

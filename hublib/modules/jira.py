@@ -16,7 +16,6 @@ Decisions the contract left open:
 """
 from __future__ import annotations
 
-import json
 import re
 from datetime import date
 from typing import Any, Mapping
@@ -125,8 +124,8 @@ class _Checker:
 
 
 def _setting(hub: Any, key: str) -> Any:
-    row = hub.db.execute_sql('SELECT value FROM setting WHERE key = ?', (key,)).fetchone()
-    return json.loads(row[0]) if row and row[0] is not None else None
+    from ..settings import setting  # settings imports the module registry
+    return setting(hub, key)
 
 
 # --- params validators ---------------------------------------------------------------------------
@@ -237,20 +236,23 @@ def validate_fetch_attachment(hub: Any, params: Mapping[str, Any]) -> dict:
 # --- Jira-call estimates (contract §9.6) ---------------------------------------------------------
 
 def estimate_refresh(hub: Any, params: Mapping[str, Any]) -> int:
-    """By keys: one call per key; by jql: the mirror's own (non-neighbour) issues + 1."""
+    """By keys: one call per key; by jql: the mirror's issues of the base JQL (a project label) + 1."""
     if params.get('keys'):
         return len(params['keys'])
-    row = hub.db.execute_sql('SELECT count(*) FROM issue WHERE neighbor = 0').fetchone()
+    row = hub.db.execute_sql(
+        'SELECT count(*) FROM issue i WHERE EXISTS (SELECT 1 FROM json_each(i.labels) AS l '
+        'JOIN project p ON p.label = l.value)').fetchone()
     return row[0] + 1
 
 
 COMMAND_TYPES = {
     'refresh': CommandType('refresh', validate_refresh, estimate_refresh),
     'ensure_issue': CommandType('ensure_issue', validate_ensure_issue,
-                                ESTIMATED_CALLS_ENSURE_ISSUE),
-    'ensure_link': CommandType('ensure_link', validate_ensure_link, 1),
-    'add_comment': CommandType('add_comment', validate_add_comment, 1),
-    'transition': CommandType('transition', validate_transition, 1),
+                                ESTIMATED_CALLS_ENSURE_ISSUE, key_fields=('epic_key',)),
+    'ensure_link': CommandType('ensure_link', validate_ensure_link, 1,
+                               key_fields=('source_key', 'target_key')),
+    'add_comment': CommandType('add_comment', validate_add_comment, 1, key_fields=('key',)),
+    'transition': CommandType('transition', validate_transition, 1, key_fields=('key',)),
     'fetch_attachment': CommandType('fetch_attachment', validate_fetch_attachment, 1),
 }
 

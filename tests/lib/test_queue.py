@@ -61,8 +61,11 @@ def test_estimate_seconds_from_pacing(configured):
         {'type': 'refresh', 'params': {'jql': projects.base_jql(configured)}}])
     assert created['estimate_seconds'] == 4  # ceil(3.5)
     settings.update_settings(configured, {'pacing': {'interval_ms': 1000}})
-    configured.db.execute_sql("INSERT INTO issue (key, neighbor) VALUES ('AURORA-1', 0), "
-                              "('AURORA-2', 0), ('AURORA-3', 1)")
+    # Issues of the base JQL carry a project label; AURORA-3 came from a keys refresh
+    # (neighbor 0, no project label) and AURORA-4 is a neighbour: neither is in the JQL.
+    configured.db.execute_sql(
+        "INSERT INTO issue (key, neighbor, labels) VALUES ('AURORA-1', 0, '[\"AWPCA\"]'), "
+        "('AURORA-2', 0, '[\"x\", \"AWPCA\"]'), ('AURORA-3', 0, '[\"x\"]'), ('AURORA-4', 1, '[]')")
     created = queue.create_batch(configured, title='t', author=None, commands=[
         {'type': 'refresh', 'params': {'jql': projects.base_jql(configured)}}])
     assert created['estimate_seconds'] == 3
@@ -214,3 +217,23 @@ def test_missing_batch_and_command(configured):
                  lambda: queue.cancel_batch(configured, 99), lambda: queue.command(configured, 'x')):
         with pytest.raises(NotFoundError):
             call()
+
+
+@pytest.mark.parametrize('command', [
+    {'type': 'add_comment', 'params': {'key': 'AURORA-1', 'body': 'new:1'}},
+    {'type': 'transition', 'params': {'key': 'AURORA-1', 'status': 'new:1'}},
+    {'type': 'ensure_issue', 'params': {'issue_type': 'task', 'summary': 'new:1', 'key': 'AURORA-1'}},
+])
+def test_text_that_reads_like_a_temp_key_is_delivered_as_text(configured, command):
+    # An earlier ensure_issue created new:1 -> AURORA-77; only key fields are ever resolved.
+    owner = queue.create_batch(configured, title='t', author=None,
+                               commands=[ensure(temp_key='new:1')])
+    claimed = queue.claim_command(configured, agent='jira', agent_version='15',
+                                  settings_version=None, last_call_at=None)['command']
+    queue.report_command(configured, claimed['id'], agent='jira', status='done',
+                         result={'key': 'AURORA-77'}, error=None, jira_calls=1, rate_limited=0)
+    assert owner['commands'][0]['params']['temp_key'] == 'new:1'
+    queue.create_batch(configured, title='t', author=None, commands=[command])
+    delivered = queue.claim_command(configured, agent='jira', agent_version='15',
+                                    settings_version=None, last_call_at=None)['command']
+    assert delivered['params'] == command['params']
