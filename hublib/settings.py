@@ -85,18 +85,26 @@ def _issue_types(value: object) -> list[str]:
     return errors
 
 
+# Upper bounds keep every derived figure (estimates, pauses, time arithmetic of the auto
+# refresh) inside SQLite's integers and datetime's range, so no setting can break a claim.
+PACING_MAXIMUM = {'interval_ms': 60_000, 'pause_on_rate_limit_seconds': 86_400}
+
+
 def _pacing(value: object) -> list[str]:
     if not isinstance(value, dict):
         return ['ожидается объект']
     errors = [f'неизвестный ключ {key!r}' for key in value if key not in DEFAULT_PACING]
-    errors += [f'{key}: ожидается целое ≥ 0' for key, number in value.items()
-               if key in DEFAULT_PACING and not (_is_int(number) and number >= 0)]
+    errors += [f'{key}: ожидается целое от 0 до {PACING_MAXIMUM[key]}'
+               for key, number in value.items() if key in DEFAULT_PACING
+               and not (_is_int(number) and 0 <= number <= PACING_MAXIMUM[key])]
     return errors
 
 
-def _int_at_least(minimum: int) -> Callable[[object], list[str]]:
+def _int_between(minimum: int, maximum: int) -> Callable[[object], list[str]]:
     def check(value: object) -> list[str]:
-        return [] if _is_int(value) and value >= minimum else [f'ожидается целое ≥ {minimum}']
+        if _is_int(value) and minimum <= value <= maximum:
+            return []
+        return [f'ожидается целое от {minimum} до {maximum}']
     return check
 
 
@@ -121,8 +129,8 @@ VALIDATORS: dict[str, Callable[[object], list[str]]] = {
     'priority_map': _string_map,
     'link_types': _string_map,
     'pacing': _pacing,
-    'backup_keep': _int_at_least(1),
-    'auto_refresh_minutes': _int_at_least(0),
+    'backup_keep': _int_between(1, 10_000),
+    'auto_refresh_minutes': _int_between(0, 525_600),  # a year
     'relay_dir': _relay_dir,
     'closed_statuses': _closed_statuses,
 }

@@ -266,6 +266,9 @@ INVALID = [
     ('relay_dir', 5), ('relay_dir', ['/srv']),
     ('closed_statuses', 'Готово'), ('closed_statuses', None), ('closed_statuses', [1]),
     ('closed_statuses', ['']), ('closed_statuses', {'Готово': True}),
+    # Upper bounds: values that would overflow SQLite integers or datetime in claims.
+    ('pacing', {'interval_ms': 60_001}), ('pacing', {'pause_on_rate_limit_seconds': 10**30}),
+    ('auto_refresh_minutes', 2**62), ('backup_keep', 10_001),
 ]
 
 
