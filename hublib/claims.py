@@ -16,7 +16,7 @@ from .errors import ConflictError, ValidationError
 from .modules.jira import is_issue_key
 from .notes import merge_note
 from .queue import (COMMAND_COLUMNS, COMMAND_NOT_FOUND, _COMMAND_SELECT, _positive_int,
-                    command_dict, command_row, create_batch, dump, pacing, uses_temp_key)
+                    command_dict, command_row, dump, insert_batch, pacing, uses_temp_key)
 from .settings import setting
 from .timeutil import minutes_before, parse_utc, to_utc
 
@@ -173,8 +173,10 @@ def _auto_refresh(hub: Hub, now: str) -> None:
     started = _journal().latest_full_run_started(hub)
     if started is not None and started > minutes_before(now, minutes):
         return
-    create_batch(hub, title=AUTO_REFRESH_TITLE, author=AUTO_REFRESH_AUTHOR,
-                 commands=[{'type': 'refresh', 'params': {'jql': jql}}])
+    refresh = modules.command_type('refresh')
+    insert_batch(hub, title=AUTO_REFRESH_TITLE, author=AUTO_REFRESH_AUTHOR, project=None,
+                 commands=[{'type': 'refresh', 'params': {'jql': jql},
+                            'calls': refresh.estimate_calls}])
 
 
 _NEXT_QUEUED = (

@@ -269,21 +269,33 @@ def create_batch(hub: Hub, *, title: str, author: str | None, commands: list[dic
         errors.update(command_errors)
         if errors:
             raise ValidationError(errors)
-        calls = sum(item['calls'](hub, item['params']) if callable(item['calls'])
-                    else item['calls'] for item in normalized)
-        estimate = math.ceil(calls * pacing(hub)['interval_ms'] / 1000)
-        now = hub.now()
-        batch_id = hub.db.execute_sql(
-            'INSERT INTO batch (title, author, created_at, estimate_seconds, project) '
-            'VALUES (?, ?, ?, ?, ?)', (title.strip(), author, now, estimate, project)).lastrowid
-        ids: list[int] = []
-        for seq, item in enumerate(normalized, start=1):
-            depends_on = ids[item['depends_on'] - 1] if item['depends_on'] else None
-            ids.append(hub.db.execute_sql(
-                'INSERT INTO command (batch_id, seq, type, params, status, depends_on) '
-                "VALUES (?, ?, ?, ?, 'queued', ?)",
-                (batch_id, seq, item['type'], dump(item['params']), depends_on)).lastrowid)
+        batch_id = insert_batch(hub, title=title.strip(), author=author, project=project,
+                                commands=normalized)
         return _batch(hub, batch_id, with_commands=True)
+
+
+def insert_batch(hub: Hub, *, title: str, author: str | None, project: str | None,
+                 commands: list[dict]) -> int:
+    """Queue already-validated commands (``type``, ``params``, ``depends_on`` seq, ``calls``).
+
+    The caller holds the write transaction. The hub's own batches (auto refresh) come here
+    directly: their params are built by the hub, not typed by a client, and must never be
+    refused by a client-input limit.
+    """
+    calls = sum(item['calls'](hub, item['params']) if callable(item['calls']) else item['calls']
+                for item in commands)
+    estimate = min(math.ceil(calls * pacing(hub)['interval_ms'] / 1000), 2**31 - 1)
+    batch_id = hub.db.execute_sql(
+        'INSERT INTO batch (title, author, created_at, estimate_seconds, project) '
+        'VALUES (?, ?, ?, ?, ?)', (title, author, hub.now(), estimate, project)).lastrowid
+    ids: list[int] = []
+    for seq, item in enumerate(commands, start=1):
+        depends_on = ids[item['depends_on'] - 1] if item.get('depends_on') else None
+        ids.append(hub.db.execute_sql(
+            'INSERT INTO command (batch_id, seq, type, params, status, depends_on) '
+            "VALUES (?, ?, ?, ?, 'queued', ?)",
+            (batch_id, seq, item['type'], dump(item['params']), depends_on)).lastrowid)
+    return batch_id
 
 
 def cancel_batch(hub: Hub, batch_id: int) -> dict:

@@ -419,6 +419,18 @@ def test_auto_refresh_batch(hub, clock):
     assert queue.batches(hub)['items'][0]['id'] == again['batch_id']
 
 
+def test_auto_refresh_is_queued_even_when_the_base_jql_exceeds_the_client_limit(hub):
+    # 330 projects with 100-character labels: a base JQL of ~34,000 characters, longer than a
+    # client may type into a refresh. The hub's own batch must not be refused (nor block claims).
+    for n in range(330):
+        projects.create_project(hub, f'P{n:03d}' + 'X' * 96, f'Проект {n}')
+    settings.update_settings(hub, {'auto_refresh_minutes': 5})
+    assert len(projects.base_jql(hub)) > 32_000
+    delivered = claim(hub)['command']
+    assert delivered['type'] == 'refresh'
+    assert delivered['params'] == {'jql': projects.base_jql(hub)}
+
+
 def test_auto_refresh_waits_for_queued_refresh_and_ignores_keys_runs(hub, clock):
     settings.update_settings(hub, {'auto_refresh_minutes': 30})
     made = make_batch(hub, {'type': 'refresh', 'params': {'keys': ['AURORA-1']}})
