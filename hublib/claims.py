@@ -357,7 +357,10 @@ def report_command(hub: Hub, command_id: int, *, agent: str, status: str, result
             return {**item, 'late': False}
         if status in DONE_STATUSES:
             _apply_done(hub, item, result)
-        if item['type'] == 'refresh' and item['deliveries'] > 0:
+        # A late report leaves the run as the hub closed it: the command stays failed, and the
+        # spec (001 «Отметка журнала…») keeps history_at NULL and marks no neighbours for a
+        # refresh that did not end done; contract §9.4's "side effects still apply" yields here.
+        if item['type'] == 'refresh' and item['deliveries'] > 0 and not late:
             _journal().close_run(hub, command_id, status=status, params=item['params'],
                                  result=result, jira_calls=jira_calls, rate_limited=rate_limited)
         return {**command_row(hub, command_id), 'late': late}

@@ -168,6 +168,27 @@ def test_scenario_refresh_gives_up_after_delivery_limit(hub, clock):
     assert (skipped['status'], skipped['error']) == ('skipped', f'зависимость #{refresh_id} не выполнена')
 
 
+def test_late_done_of_a_failed_full_refresh_keeps_history_at_and_neighbors(hub, clock):
+    """001 «Отметка журнала…»: a refresh that ended failed keeps history_at NULL, even when its
+    done report arrives late; no neighbour marking for a run that did not end done."""
+    hub.db.execute_sql('INSERT INTO issue (key, labels, neighbor) VALUES (?, ?, 0)',
+                       ('AURORA-50', '["AWPCA"]'))
+    refresh_id = make_batch(hub, {'type': 'refresh', 'params': {'jql': projects.base_jql(hub)}}
+                            )['commands'][0]['id']
+    clock.advance(minutes=1)
+    for _ in range(3):
+        claim(hub)
+    mirror.ingest_state(hub, 'jira', refresh_id, [{'key': 'AURORA-1', 'labels': ['AWPCA']}])
+    claim(hub)  # the fourth claim fails it by the delivery limit
+    closed = sync_run(hub, refresh_id)
+    answer = report(hub, refresh_id, result={'history': {'issues': 1, 'changes': 0,
+                                                         'incomplete': []}}, jira_calls=5)
+    assert (answer['late'], answer['status']) == (True, 'failed')
+    assert sync_run(hub, refresh_id) == closed
+    assert closed['history_at'] is None
+    assert hub.db.execute_sql("SELECT neighbor FROM issue WHERE key = 'AURORA-50'").fetchone() == (0,)
+
+
 def test_agents_redelivered_list(hub, clock):
     made = make_batch(hub, comment())
     claim(hub)
