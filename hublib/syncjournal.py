@@ -96,13 +96,17 @@ def close_run(hub: Hub, command_id: int, *, status: str, params: dict, result: d
             (now, int(jira_calls or 0), int(rate_limited or 0), history_at, command_id))
         if not (full and status in FULL_RUN_STATUSES):
             return
-        started_at, issues_count = hub.db.execute_sql(
-            'SELECT started_at, issues_count FROM sync_run WHERE command_id = ? '
-            'ORDER BY id DESC LIMIT 1', (command_id,)).fetchone()
+        # "Written by this run" = fetched since the delivery that finished it (command.claimed_at
+        # moves with every redelivery, while sync_run.started_at stays at the first one): what
+        # only a lost earlier delivery wrote does not count, just as its counters do not.
+        delivered_at, issues_count = hub.db.execute_sql(
+            'SELECT coalesce(c.claimed_at, r.started_at), r.issues_count FROM sync_run r '
+            'JOIN command c ON c.id = r.command_id WHERE r.command_id = ? '
+            'ORDER BY r.id DESC LIMIT 1', (command_id,)).fetchone()
         if issues_count >= 1:
             hub.db.execute_sql(
                 'UPDATE issue SET neighbor = 1 '
-                'WHERE neighbor = 0 AND (fetched_at IS NULL OR fetched_at < ?)', (started_at,))
+                'WHERE neighbor = 0 AND (fetched_at IS NULL OR fetched_at < ?)', (delivered_at,))
 
 
 def latest_full_run_started(hub: Hub) -> str | None:

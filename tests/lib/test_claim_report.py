@@ -480,3 +480,19 @@ def test_module_registry():
     assert 'jira_board' in jira.tables
     assert modules.get_module('wiki').command_types == {}
     assert modules.module_of('transition') == 'jira' and modules.module_of('nope') is None
+
+
+def test_issue_written_only_by_a_lost_delivery_is_marked_neighbor(hub, clock):
+    """Neighbour marking counts what the finishing delivery wrote, as the counters do."""
+    refresh_id = make_batch(hub, {'type': 'refresh', 'params': {'jql': projects.base_jql(hub)}}
+                            )['commands'][0]['id']
+    claim(hub)
+    mirror.ingest_state(hub, 'jira', refresh_id, [{'key': 'AURORA-1', 'labels': ['AWPCA']},
+                                                  {'key': 'AURORA-2', 'labels': ['AWPCA']}])
+    clock.advance(minutes=5)
+    assert claim(hub)['command']['deliveries'] == 2  # the first delivery's report was lost
+    mirror.ingest_state(hub, 'jira', refresh_id, [{'key': 'AURORA-1', 'labels': ['AWPCA']}])
+    report(hub, refresh_id)
+    flags = dict(hub.db.execute_sql('SELECT key, neighbor FROM issue').fetchall())
+    assert flags == {'AURORA-1': 0, 'AURORA-2': 1}
+    assert sync_run(hub, refresh_id)['issues_count'] == 1
