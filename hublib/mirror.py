@@ -280,7 +280,10 @@ def ingest_state(hub: Hub, agent: str, command_id: int, issues: list) -> dict:
         cursor = hub.db.cursor()
         cursor.executemany(_UPSERT_ISSUE, issue_rows)
         # Links belong to their source: every source row of a sent issue is replaced; an inward
-        # link is the other issue's outward one and is only added when still missing.
+        # link is the other issue's outward one and is only added when still missing, and never
+        # when its source is in this page with its own links (the source's word is final).
+        sources = {key for (key,) in keys}
+        inward = [row for row in inward if row[0] not in sources]
         cursor.executemany('DELETE FROM issue_link WHERE source_key = ?', keys)
         cursor.executemany('INSERT OR IGNORE INTO issue_link (source_key, target_key, link_type) '
                            'VALUES (?, ?, ?)', outward + inward)

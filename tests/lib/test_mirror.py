@@ -62,6 +62,17 @@ def test_links_absent_keeps_links(hub, refresh):
     assert table(hub, 'SELECT * FROM issue_link') == [('AURORA-1', 'AURORA-2', 'Blocks')]
 
 
+def test_inward_link_does_not_revive_what_its_source_dropped_in_the_same_page(hub, refresh):
+    mirror.ingest_state(hub, 'jira', refresh, [{'key': 'AURORA-1', 'links': [
+        {'type': 'Blocks', 'direction': 'outward', 'key': 'AURORA-2'}]}])
+    # AURORA-1 no longer blocks AURORA-2; AURORA-2, read a moment earlier, still says it does.
+    mirror.ingest_state(hub, 'jira', refresh, [
+        {'key': 'AURORA-2', 'links': [{'type': 'Blocks', 'direction': 'inward', 'key': 'AURORA-1'},
+                                      {'type': 'Relates', 'direction': 'inward', 'key': 'AURORA-7'}]},
+        {'key': 'AURORA-1', 'links': []}])
+    assert table(hub, 'SELECT * FROM issue_link') == [('AURORA-7', 'AURORA-2', 'Relates')]
+
+
 def test_unknown_command_is_not_found_and_nothing_written(hub, refresh):
     with pytest.raises(NotFoundError):
         mirror.ingest_state(hub, 'jira', refresh + 100, [{'key': 'AURORA-1'}])
