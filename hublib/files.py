@@ -213,38 +213,41 @@ def attachment(hub: Hub, attachment_id: str) -> dict:
 
 
 def request_fetch(hub: Hub, attachment_id: str, *, author: str | None = None) -> dict:
-    """Ask the agent to download an attachment: ``{"state", "command_id"?, "status_code"}``.
+    """Ask the agent to download an attachment: ``{"state", "command_id"?, "enqueued"}``.
 
-    ``ready`` → 200; already ``fetching`` → 200 with the pending command; otherwise a batch
+    ``ready``: nothing to do; already ``fetching``: the pending command; otherwise a batch
     «Скачивание вложения» is enqueued in the same write transaction (so two requests never enqueue
-    two commands) → 202 with the new command.
+    two commands) and ``enqueued`` is true.
     """
     with hub.write():
         item = _attachment(hub, attachment_id)
         if item['state'] == 'ready':
-            return {'state': 'ready', 'status_code': 200}
+            return {'state': 'ready', 'enqueued': False}
         if item['state'] == 'fetching':
-            return {'state': 'fetching', 'command_id': item['command_id'], 'status_code': 200}
+            return {'state': 'fetching', 'command_id': item['command_id'], 'enqueued': False}
         queue.create_batch(hub, title=FETCH_BATCH_TITLE, author=author, commands=[
             {'type': FETCH_TYPE, 'params': {'attachment_id': attachment_id}}])
         state = _states(hub, [attachment_id])[attachment_id]
-        return {'state': 'fetching', 'command_id': state.get('command_id'), 'status_code': 202}
+        return {'state': 'fetching', 'command_id': state.get('command_id'), 'enqueued': True}
 
 
-def attachment_content(hub: Hub, attachment_id: str) -> tuple[Path, str | None, str | None, int]:
-    """``(path, mime_type, filename, size)`` of a ready attachment; 409 when not ready."""
+def attachment_content(hub: Hub, attachment_id: str) -> tuple[BinaryIO, str | None, str | None, int]:
+    """``(open file, mime_type, filename, size)`` of a ready attachment; 409 when not ready.
+
+    The file is opened here, so a cleanup racing the request is a ConflictError like any other
+    "not ready"; the caller closes it (falcon does, after streaming).
+    """
     with hub.read():
         item = _attachment(hub, attachment_id)
         if item['state'] != 'ready':
             raise ConflictError(NOT_READY_MESSAGE)
         file = hub.db.execute_sql('SELECT file FROM attachment_file WHERE attachment_id = ?',
                                   (attachment_id,)).fetchone()[0]
-    path = _file_path(hub, file)
     try:
-        size = path.stat().st_size
+        handle = open(_file_path(hub, file), 'rb')
     except FileNotFoundError:  # removed by a cleanup since the read above
         raise ConflictError(NOT_READY_MESSAGE) from None
-    return path, item['mime_type'], item['filename'], size
+    return handle, item['mime_type'], item['filename'], os.fstat(handle.fileno()).st_size
 
 
 def record_download(hub: Hub, attachment_id: str, sha256: str, size: int | None) -> None:

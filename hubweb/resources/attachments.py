@@ -95,7 +95,7 @@ class FetchResource:
     def on_post(self, req: falcon.Request, resp: falcon.Response, attachment_id: str) -> None:
         body = load_data(FetchRequestSchema, media(req) or {})
         answer = files.request_fetch(self.hub, attachment_id, author=body.get('author'))
-        resp.status = falcon.code_to_http_status(answer.pop('status_code'))
+        resp.status = falcon.HTTP_202 if answer.pop('enqueued') else falcon.HTTP_200
         resp.media = answer
 
 
@@ -108,11 +108,8 @@ class ContentResource:
         self.hub = hub
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, attachment_id: str) -> None:
-        path, mime_type, filename, size = files.attachment_content(self.hub, attachment_id)
-        try:
-            resp.set_stream(open(path, 'rb'), size)
-        except FileNotFoundError:  # removed by a cleanup a moment ago
-            raise falcon.HTTPConflict(title='Конфликт', description=files.NOT_READY_MESSAGE)
+        handle, mime_type, filename, size = files.attachment_content(self.hub, attachment_id)
+        resp.set_stream(handle, size)
         resp.content_type = content_type(mime_type)
         resp.set_header('Content-Disposition', content_disposition(filename))
         resp.set_header('X-Content-Type-Options', 'nosniff')

@@ -89,7 +89,7 @@ def test_scenario_file_removed_by_cleanup(hub):
     assert files.attachment_states(hub, ['31337']) == {'31337': {'state': 'none', 'error': None}}
     answer = files.request_fetch(hub, '31337', author='ivanov')
 
-    assert answer['status_code'] == 202 and answer['state'] == 'fetching'
+    assert answer['enqueued'] is True and answer['state'] == 'fetching'
     assert answer['command_id'] > done
     assert fetch_commands(hub) == [(done, 'done'), (answer['command_id'], 'queued')]
     assert files.attachment(hub, '31337')['state'] == 'fetching'
@@ -214,8 +214,8 @@ def test_request_fetch_enqueues_once(hub):
     add_attachment(hub)
     first = files.request_fetch(hub, '31337', author='ivanov')
     second = files.request_fetch(hub, '31337')
-    assert first == {'state': 'fetching', 'command_id': first['command_id'], 'status_code': 202}
-    assert second == {'state': 'fetching', 'command_id': first['command_id'], 'status_code': 200}
+    assert first == {'state': 'fetching', 'command_id': first['command_id'], 'enqueued': True}
+    assert second == {'state': 'fetching', 'command_id': first['command_id'], 'enqueued': False}
     assert fetch_commands(hub) == [(first['command_id'], 'queued')]
     title, author = hub.db.execute_sql(
         'SELECT b.title, b.author FROM batch b JOIN command c ON c.batch_id = b.id WHERE c.id = ?',
@@ -239,7 +239,7 @@ def test_concurrent_requests_enqueue_one_command(hub):
         thread.start()
     for thread in threads:
         thread.join(30)
-    assert sorted(answer['status_code'] for answer in answers) == [200, 200, 200, 202]
+    assert sorted(answer['enqueued'] for answer in answers) == [False, False, False, True]
     assert len({answer['command_id'] for answer in answers}) == 1
     assert len(fetch_commands(hub)) == 1
 
@@ -247,7 +247,7 @@ def test_concurrent_requests_enqueue_one_command(hub):
 def test_request_fetch_of_ready_is_200_without_command(hub):
     add_attachment(hub)
     files.record_download(hub, '31337', put_file(hub, b'x'), 1)
-    assert files.request_fetch(hub, '31337') == {'state': 'ready', 'status_code': 200}
+    assert files.request_fetch(hub, '31337') == {'state': 'ready', 'enqueued': False}
     assert fetch_commands(hub) == []
 
 
@@ -255,7 +255,7 @@ def test_request_fetch_after_failure_enqueues_again(hub):
     add_attachment(hub)
     failed = add_command(hub, '31337', 'failed', 'boom')
     answer = files.request_fetch(hub, '31337')
-    assert answer['status_code'] == 202 and answer['command_id'] != failed
+    assert answer['enqueued'] is True and answer['command_id'] != failed
 
 
 def test_request_fetch_of_unknown_attachment(hub):
@@ -284,8 +284,10 @@ def test_fetch_round_trip_through_the_queue(hub):
     claims.report_command(hub, delivery['id'], **report)
 
     assert files.attachment(hub, '31337')['state'] == 'ready'
-    assert files.attachment_content(hub, '31337')[3] == len(data)
-    assert files.request_fetch(hub, '31337') == {'state': 'ready', 'status_code': 200}
+    handle, *_, size = files.attachment_content(hub, '31337')
+    with handle:
+        assert (handle.read(), size) == (data, len(data))
+    assert files.request_fetch(hub, '31337') == {'state': 'ready', 'enqueued': False}
 
 
 def test_failed_report_makes_the_state_failed(hub):
@@ -310,7 +312,7 @@ def test_cancelled_batch_makes_the_state_failed(hub):
                                   (asked['command_id'],)).fetchone()[0]
     queue.cancel_batch(hub, batch_id)
     assert files.attachment(hub, '31337')['state'] == 'failed'
-    assert files.request_fetch(hub, '31337')['status_code'] == 202
+    assert files.request_fetch(hub, '31337')['enqueued'] is True
 
 
 # --- record_download and content ------------------------------------------------------------------
@@ -340,8 +342,9 @@ def test_attachment_content(hub):
         files.attachment_content(hub, '31337')
     name = put_file(hub, b'%PDF-')
     files.record_download(hub, '31337', name, 5)
-    assert files.attachment_content(hub, '31337') == (
-        hub.files_dir / name, 'application/pdf', 'Отчёт за ноябрь.pdf', 5)
+    handle, *meta = files.attachment_content(hub, '31337')
+    with handle:
+        assert (handle.read(), meta) == (b'%PDF-', ['application/pdf', 'Отчёт за ноябрь.pdf', 5])
     (hub.files_dir / name).unlink()
     with pytest.raises(ConflictError):
         files.attachment_content(hub, '31337')
