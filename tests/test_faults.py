@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 from collections import Counter
 from pathlib import Path
 
@@ -27,9 +28,13 @@ pytestmark = pytest.mark.slow
 INGEST_ISSUES = 10_000
 ROUNDS = 20
 PAGE = 100
-# kill -9 during migration of a v1 database of MIGRATION_ISSUES issues.
+# kill -9 during migration of a v1 database of MIGRATION_ISSUES issues, one round per stage: the
+# migration is seen from outside (polled every millisecond) and killed the moment it reaches it.
 MIGRATION_ISSUES = 50_000
-MIGRATION_ROUNDS = 5
+# 'copying': backups/*.tmp appeared (inside BEGIN IMMEDIATE, the copy is being written);
+# 'copied': the finished copy backups/*-schema-v1.sqlite appeared (the steps run next);
+# 'random': a random moment after the copy began (sometimes the migration is done by then).
+MIGRATION_STAGES = ('copying', 'copied', 'copying', 'random', 'random')
 # Concurrency: PROCESSES agent processes × THREADS threads for LOAD_SECONDS.
 PROCESSES = 2
 THREADS = 8
@@ -69,21 +74,27 @@ def test_kill_during_migration_leaves_v1_intact_and_next_start_migrates(tmp_path
     tables = list(counts)
     killed_mid_way = 0
     rng = random.Random(7)
-    for round_number in range(MIGRATION_ROUNDS):
+    for round_number, stage in enumerate(MIGRATION_STAGES):
         data_dir = tmp_path / f'round{round_number}'
-        (data_dir / 'backups').mkdir(parents=True)
+        backups = data_dir / 'backups'
+        backups.mkdir(parents=True)
         shutil.copyfile(template, data_dir / 'hub.sqlite')
         migrate = subprocess.Popen([sys.executable, '-m', 'hubweb.cli', 'migrate', '--data', str(data_dir)],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        # The migration copy (backups/*.tmp) appears inside BEGIN IMMEDIATE: the migration has
-        # begun. Kill at a random moment from there on (sometimes it will already be done).
-        deadline = time.monotonic() + 30
-        while not any((data_dir / 'backups').iterdir()) and migrate.poll() is None \
-                and time.monotonic() < deadline:
-            time.sleep(0.001)
-        time.sleep(rng.uniform(0, 0.12))
-        migrate.kill()
-        migrate.wait()
+        try:
+            # Both backup files appear inside BEGIN IMMEDIATE, before any step runs: a kill the
+            # moment one shows up lands inside the migration (the steps of 50,000 issues take
+            # a tenth of a second more; a poll takes a millisecond).
+            wanted = '*-schema-v1.sqlite' if stage == 'copied' else '*.tmp'
+            deadline = time.monotonic() + 30
+            while not any(backups.glob(wanted)) and migrate.poll() is None:
+                assert time.monotonic() < deadline, f'round {round_number}: no {wanted} within 30 s'
+                time.sleep(0.001)
+            if stage == 'random':
+                time.sleep(rng.uniform(0, 0.3))
+        finally:
+            migrate.kill()
+            migrate.wait()
         path = data_dir / 'hub.sqlite'
         version = schema_version(path)
         assert version in (1, 9)
@@ -91,7 +102,7 @@ def test_kill_during_migration_leaves_v1_intact_and_next_start_migrates(tmp_path
         assert row_counts(path, tables) == counts
         if version == 1:
             killed_mid_way += 1
-        print(f'migration round {round_number}: found v{version} after the kill')
+        print(f'migration round {round_number} ({stage}): found v{version} after the kill')
         rerun = subprocess.run([sys.executable, '-m', 'hubweb.cli', 'migrate', '--data', str(data_dir)],
                                capture_output=True, text=True, timeout=120)
         assert rerun.returncode == 0, rerun.stderr
@@ -107,6 +118,8 @@ def test_kill_during_migration_leaves_v1_intact_and_next_start_migrates(tmp_path
         for copy in copies:
             assert schema_version(copy) == 1 and integrity(copy) == 'ok'
             assert row_counts(copy, tables) == counts
+    # Each stage round is killed inside the migration unless this process was descheduled for
+    # the whole tenth of a second the migration still takes after its backup file appears.
     assert killed_mid_way >= 1, 'no kill landed inside the migration; make the database bigger'
 
 
@@ -129,10 +142,17 @@ def configure_hub(data_dir: Path) -> tuple[int, dict]:
 
 
 class Pusher(threading.Thread):
-    """Posts pages (state, then history) in order until the server dies; records what got a 2xx."""
+    """Posts pages (state, then history) in order until the server dies; records what got a 2xx.
+
+    With ``kill_after`` it counts its own acknowledged pages and sets ``armed`` just before it
+    sends the request after that many; with ``wrap`` it starts over at page 0 after the last page,
+    so it keeps pushing until the server dies. ``cut``: a request it had sent died with the server
+    (not merely refused at connect because the server was already gone).
+    """
 
     def __init__(self, url: str, token: str, command_id: int, pages: list[list[dict]],
-                 histories: list[list[dict]], start_page: int, acked_state: set, acked_history: set):
+                 histories: list[list[dict]], start_page: int, acked_state: set, acked_history: set,
+                 *, kill_after: int | None = None, wrap: bool = False):
         super().__init__(daemon=True)
         self.client = HubClient(url, token, timeout=30)
         self.command_id = command_id
@@ -140,12 +160,17 @@ class Pusher(threading.Thread):
         self.next_page = start_page
         self.acked_state, self.acked_history = acked_state, acked_history
         self.acked_now = 0
+        self.kill_after, self.wrap = kill_after, wrap
+        self.armed = threading.Event()
+        self.cut = False
         self.refused: list[str] = []
 
     def run(self) -> None:
         while self.next_page < len(self.pages):
             index = self.next_page
             try:
+                if self.acked_now == self.kill_after:
+                    self.armed.set()
                 self.client.post('/agent/state', {'agent': 'jira', 'command_id': self.command_id,
                                                   'issues': self.pages[index]})
                 self.acked_state.add(index)
@@ -155,10 +180,14 @@ class Pusher(threading.Thread):
             except HubHTTPError as error:
                 self.refused.append(str(error))
                 return
-            except (OSError, http.client.HTTPException):  # the server was killed mid-request
+            except (OSError, http.client.HTTPException) as error:  # the server was killed
+                self.cut = not (isinstance(error, urllib.error.URLError)
+                                and isinstance(error.reason, ConnectionRefusedError))
                 return
             self.next_page += 1
             self.acked_now += 1
+            if self.wrap and self.next_page == len(self.pages):
+                self.next_page = 0
 
 
 def check_pages(path: Path, pages: list[list[dict]], histories: list[list[dict]],
@@ -205,21 +234,28 @@ def test_kill_9_during_ingest_loses_no_acknowledged_page(tmp_path):
     kills_during_ingest = 0
     for round_number in range(ROUNDS):
         server = ServerProcess(data_dir, threads=4)
-        pusher = Pusher(server.url, tokens['agent'], command_id, pages, histories,
-                        next_page if next_page < len(pages) else 0, acked_state, acked_history)
-        target = rng.randint(1, 7)
+        # Kill after a random number of pages this pusher got acknowledged, a random moment
+        # (within about one request's time) after it began the next request. It never runs out
+        # of pages (wrap), so the kill finds it pushing, nearly always with a request in flight.
+        pusher = Pusher(server.url, tokens['agent'], command_id, pages, histories, next_page,
+                        acked_state, acked_history, kill_after=rng.randint(1, 7), wrap=True)
         pusher.start()
-        deadline = time.monotonic() + 20
-        while pusher.acked_now < target and pusher.is_alive() and time.monotonic() < deadline:
-            time.sleep(0.002)
-        time.sleep(rng.uniform(0, 0.05))  # land inside the next page's transaction now and then
-        busy = pusher.is_alive()  # still pushing: the kill lands during the ingest
-        server.kill()
+        try:
+            deadline = time.monotonic() + 60
+            while not pusher.armed.wait(0.005):
+                assert pusher.is_alive(), f'round {round_number}: pusher stopped: {pusher.refused}'
+                assert time.monotonic() < deadline, (
+                    f'round {round_number}: {pusher.acked_now} pages acknowledged in 60 s')
+            time.sleep(rng.uniform(0, 0.03))
+        finally:
+            server.kill()
         pusher.join(timeout=30)
+        assert not pusher.is_alive(), f'round {round_number}: the pusher hangs after the kill'
         assert not pusher.refused, pusher.refused
-        kills_during_ingest += busy
+        kills_during_ingest += pusher.cut
         next_page = pusher.next_page
         check_pages(data_dir / 'hub.sqlite', pages, histories, acked_state, acked_history)
+    print(f'ingest: {kills_during_ingest} of {ROUNDS} kills cut a request in flight')
     assert kills_during_ingest >= ROUNDS // 2
     # The last start ingests the rest; nothing is missing in the end.
     with ServerProcess(data_dir, threads=4) as server:

@@ -186,7 +186,10 @@ def test_agent_with_faults_ends_with_every_command_terminal(hub, server):
     commands += [{'type': 'ensure_issue', 'params': {'issue_type': 'task', 'temp_key': f'new:{n}',
                                                      'summary': f'Новая {n}'}} for n in range(1, 11)]
     batch = queue.create_batch(hub, title='С отказами', author='test', commands=commands)
-    agent = SimAgent(server, token, jira, seed=3, faults=Faults(
+    # Seed 2: the refresh's first two deliveries end in a lost report or a crash, so the hub hands
+    # it out a third time and it is reported done (the agent is single-threaded and seeded: the
+    # same every run).
+    agent = SimAgent(server, token, jira, seed=2, faults=Faults(
         lose_report=0.25, crash_before_report=0.1, duplicate_report=0.2, rate_limit=0.1))
     agent.run(stop_when_idle=True, until=time.monotonic() + 90)
     final = queue.batch(hub, batch['id'])
@@ -206,9 +209,9 @@ def test_agent_with_faults_ends_with_every_command_terminal(hub, server):
     assert len(jira._created) == 10
     # A redelivered refresh does not double its counters (spec «Довыдача refresh…»).
     refresh = final['commands'][0]
-    if refresh['status'] == 'done':
-        count = rows(hub, 'SELECT issues_count FROM sync_run WHERE command_id = ?', (refresh['id'],))[0][0]
-        assert count == rows(hub, 'SELECT count(*) FROM issue')[0][0]
+    assert (refresh['status'], refresh['deliveries'], refresh['error']) == ('done', 3, None)
+    count = rows(hub, 'SELECT issues_count FROM sync_run WHERE command_id = ?', (refresh['id'],))[0][0]
+    assert count == rows(hub, 'SELECT count(*) FROM issue')[0][0] > 0
 
 
 def test_start_demo_fills_the_mirror_and_runs_a_batch(hub, server):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hublib import MigrationError, open_hub, projects, settings
+from hublib import MigrationError, mirror, open_hub, projects, queue, settings
 from hublib.migrations import create_legacy_database, steps
 
 OLD_JQL = 'project = AURORA AND labels = AWPCA'
@@ -178,7 +178,7 @@ def test_v3_without_project_key_takes_it_from_base_jql(data_dir, clock):
 
 
 def test_scenario_refresh_queued_during_migration(data_dir, clock):
-    db_path = legacy(data_dir, 3, {'project_key': 'AURORA', 'base_jql': OLD_JQL}, (
+    db_path = legacy(data_dir, 3, {'project_key': 'AURORA', 'base_jql': OLD_JQL}, ISSUES_AND_NOTES + (
         (BATCH, (1, 'Обновление', 'ivanov', '2026-10-03T00:00:00+00:00')),
         (COMMAND, (1, 1, 1, 'refresh', json.dumps({'jql': OLD_JQL}), 'queued')),
         (COMMAND, (2, 1, 2, 'refresh', json.dumps({'jql': OLD_JQL}), 'claimed')),
@@ -197,7 +197,36 @@ def test_scenario_refresh_queued_during_migration(data_dir, clock):
     # It counts as a full run: a full run is a refresh whose jql equals the base JQL (contract §9.4).
     assert params[1]['jql'] == projects.base_jql(hub)
     assert query(db_path, 'SELECT deliveries FROM command ORDER BY id') == [(0,), (0,), (0,), (0,), (0,)]
-    hub.close()
+    assert query(db_path, 'SELECT key, neighbor FROM issue ORDER BY key') == [
+        ('AURORA-1', 0), ('AURORA-2', 0)]
+    # Run both rewritten refreshes through the queue. The one claimed before the migration lost
+    # its delivery, so it is handed out first; then the queued one. Each writes one issue of the
+    # mirror and leaves the other (written earlier) alone: as a full run it marks that one.
+    try:
+        for command_id, written, untouched in ((2, 'AURORA-1', 'AURORA-2'),
+                                               (1, 'AURORA-2', 'AURORA-1')):
+            clock.advance(minutes=10)
+            delivered = queue.claim_command(hub, agent='jira', agent_version='15',
+                                            settings_version=None, last_call_at=None)['command']
+            assert (delivered['id'], delivered['type'], delivered['params'], delivered['deliveries']) \
+                == (command_id, 'refresh', {'jql': NEW_JQL}, 1)
+            started = hub.now()
+            assert mirror.ingest_state(hub, 'jira', command_id, [
+                {'key': written, 'summary': 'Из Jira', 'labels': ['AWPCA']}]) == {'issues': 1,
+                                                                                  'links': 0}
+            clock.advance(minutes=1)
+            done = queue.report_command(
+                hub, command_id, agent='jira', status='done',
+                result={'history': {'issues': 1, 'changes': 0, 'incomplete': []}}, error=None,
+                jira_calls=3, rate_limited=0)
+            assert (done['status'], done['late']) == ('done', False)
+            assert query(db_path, 'SELECT kind, query, started_at, finished_at, history_at, '
+                                  'issues_count FROM sync_run WHERE command_id = ?', (command_id,)) == [
+                ('jql', NEW_JQL, started, hub.now(), hub.now(), 1)]
+            assert query(db_path, 'SELECT key, neighbor FROM issue ORDER BY key') == sorted(
+                [(written, 0), (untouched, 1)])
+    finally:
+        hub.close()
 
 
 def test_v3_labels_in_form_makes_two_projects_and_keeps_the_board_from_both(data_dir, clock, caplog):
@@ -504,6 +533,7 @@ def test_scenario_two_connections_to_v1(data_dir, clock):
         thread.start()
     for thread in threads:
         thread.join(60)
+        assert not thread.is_alive(), 'open_hub did not return within 60 s'
     assert errors == []
     assert len(hubs) == 2
     for hub in hubs:
@@ -521,7 +551,10 @@ from pathlib import Path
 data_dir, flag, me = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 from hublib import open_hub, settings
 (flag.parent / f'ready-{me}').touch()
+deadline = time.monotonic() + 120
 while not flag.exists():
+    if time.monotonic() > deadline:
+        sys.exit('no go flag within 120 s')
     time.sleep(0.005)
 hub = open_hub(data_dir)
 print(json.dumps({'schema_version': settings.setting(hub, 'schema_version'),
@@ -538,21 +571,30 @@ def test_five_processes_open_one_v1_database(tmp_path):
         (COMMAND, (1, 1, 1, 'refresh', json.dumps({'jql': OLD_JQL}), 'claimed')),
     ))
     flag = tmp_path / 'go'
-    workers = [subprocess.Popen([sys.executable, '-c', WORKER, str(data_dir), str(flag), str(n)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                cwd=Path(__file__).resolve().parents[2])
-               for n in range(5)]
-    deadline = time.monotonic() + 60
-    while len(list(tmp_path.glob('ready-*'))) < 5:
-        assert time.monotonic() < deadline, 'workers did not start'
-        assert all(worker.poll() is None for worker in workers), [w.communicate() for w in workers]
-        time.sleep(0.01)
-    flag.touch()
-    results = []
-    for worker in workers:
-        out, err = worker.communicate(timeout=120)
-        assert worker.returncode == 0, err
-        results.append(json.loads(out.strip().splitlines()[-1]))
+    workers: list[subprocess.Popen] = []
+    try:
+        for n in range(5):
+            workers.append(subprocess.Popen(
+                [sys.executable, '-c', WORKER, str(data_dir), str(flag), str(n)],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                cwd=Path(__file__).resolve().parents[2]))
+        deadline = time.monotonic() + 60
+        while len(list(tmp_path.glob('ready-*'))) < 5:
+            assert time.monotonic() < deadline, 'workers did not start'
+            ended = [(w.returncode, w.stderr.read()) for w in workers if w.poll() is not None]
+            assert not ended, f'a worker ended before the go flag: {ended}'
+            time.sleep(0.01)
+        flag.touch()
+        results = []
+        for worker in workers:
+            out, err = worker.communicate(timeout=120)
+            assert worker.returncode == 0, err
+            results.append(json.loads(out.strip().splitlines()[-1]))
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()
+            worker.communicate()
     assert results == [{'schema_version': 9, 'issues': 2, 'deliveries': 1}] * 5
     [backup] = backups(data_dir)
     assert BACKUP_NAME.match(backup.name).group(1) == '1'

@@ -69,12 +69,14 @@ def test_updated_since_compares_in_utc(mirrored):
 
 def test_pages_cover_everything_once(mirrored):
     seen, cursor = [], None
-    while True:
+    for _ in range(10):  # 5 issues, 2 a page: three pages; more means the cursor does not advance
         page = reads.issues(mirrored, limit=2, cursor=cursor)
         seen += keys(page)
         cursor = page['next_cursor']
         if cursor is None:
             break
+    else:
+        pytest.fail(f'paging did not end after 10 pages: {seen}')
     assert seen == sorted(seen) and len(seen) == 5
 
 
@@ -115,12 +117,14 @@ def test_change_feed_skips_rows_without_time_and_pages_stably(mirrored):
     items.append({'history_id': '9999', 'seq': 0, 'key': 'AURORA-1', 'created': None})
     history.ingest_history(mirrored, 'jira', None, items)
     seen, cursor = [], None
-    while True:
+    for _ in range(20):  # 20 rows, 3 a page: seven pages; more means the cursor does not advance
         page = reads.change_feed(mirrored, limit=3, cursor=cursor)
         seen += [(c['at'], c['history_id'], c['seq']) for c in page['items']]
         cursor = page['next_cursor']
         if cursor is None:
             break
+    else:
+        pytest.fail(f'paging did not end after 20 pages: {len(seen)} rows')
     assert len(seen) == 20 and seen == sorted(seen)
     projects.create_project(mirrored, 'LONELY', 'Пустой')
     assert reads.change_feed(mirrored, project='LONELY')['items'] == []

@@ -2,17 +2,17 @@
 
 Every Scenario of the spec sections «Зеркало задачи», «Журнал изменений задач», «Отметка журнала в
 журнале синхронизаций», «Доски, спринты и членство задач», «Проекты» (slices) is a test here.
-A refresh's claim and report belong to the queue; here a claimed refresh is a raw row plus
-``syncjournal.open_run``, and its report is ``syncjournal.close_run`` — what the queue calls.
+A refresh goes through the real queue protocol over HTTP: the client queues it with
+``POST /batches``, the jira agent takes it with ``POST /agent/claim``, pushes ``/agent/state`` and
+``/agent/history``, and reports it with ``POST /agent/commands/{id}/report``.
 """
 from __future__ import annotations
 
 import hashlib
-import json
 
 import pytest
 
-from hublib import projects, settings, syncjournal
+from hublib import projects, settings
 
 BASE_JQL = 'project = AURORA AND labels in ("AWPCA")'
 
@@ -25,29 +25,61 @@ def aurora(hub):
     return hub
 
 
-def claimed_refresh(hub, params: dict) -> int:
-    """A refresh command in ``claimed`` (first delivery) with its sync_run, as claim leaves it."""
-    now = hub.now()
-    with hub.write():
-        batch = hub.db.execute_sql('INSERT INTO batch (title, author, created_at) VALUES (?, ?, ?)',
-                                   ('Обновление', 'test', now)).lastrowid
-        command = hub.db.execute_sql(
-            "INSERT INTO command (batch_id, seq, type, params, status, claimed_at, deliveries) "
-            "VALUES (?, 1, 'refresh', ?, 'claimed', ?, 1)",
-            (batch, json.dumps(params, ensure_ascii=False), now)).lastrowid
-        syncjournal.open_run(hub, command, params)
-    return command
+class Protocol:
+    """The queue's HTTP roads: a client queues a refresh, the jira agent claims and reports it."""
+
+    def __init__(self, client, agent_headers, client_headers):
+        self.client = client
+        self.agent_headers = agent_headers
+        self.client_headers = client_headers
+
+    def queue_refresh(self, params: dict) -> int:
+        """``POST /batches`` (client) with one refresh; the queued command's id."""
+        response = self.client.simulate_post('/batches', headers=self.client_headers, json={
+            'title': 'Обновление', 'author': 'test',
+            'commands': [{'type': 'refresh', 'params': params}]})
+        assert response.status_code == 201, response.json
+        [command] = response.json['commands']
+        assert (command['type'], command['params'], command['status']) == ('refresh', params,
+                                                                            'queued')
+        return command['id']
+
+    def claim(self) -> dict | None:
+        """``POST /agent/claim`` (agent); the delivered command or None."""
+        response = self.client.simulate_post('/agent/claim', headers=self.agent_headers,
+                                             json={'agent': 'jira'})
+        assert response.status_code == 200, response.json
+        return response.json['command']
+
+    def claimed_refresh(self, params: dict) -> int:
+        """A refresh queued and delivered for the first time (claim opens its sync_run)."""
+        command_id = self.queue_refresh(params)
+        delivered = self.claim()
+        assert delivered is not None, 'the claim delivered nothing'
+        assert (delivered['id'], delivered['type'], delivered['params'], delivered['deliveries']) \
+            == (command_id, 'refresh', params, 1)
+        return command_id
+
+    def report(self, command_id: int, status: str = 'done', result: dict | None = None) -> dict:
+        """``POST /agent/commands/{id}/report`` (agent) of a claimed command."""
+        response = self.client.simulate_post(
+            f'/agent/commands/{command_id}/report', headers=self.agent_headers,
+            json={'agent': 'jira', 'status': status, 'result': result, 'error': None,
+                  'jira_calls': 4, 'rate_limited': 0})
+        assert response.status_code == 200, response.json
+        assert (response.json['id'], response.json['status'], response.json['late']) == (
+            command_id, status, False)
+        return response.json
+
+    def command(self, command_id: int) -> dict:
+        response = self.client.simulate_get(f'/commands/{command_id}', headers=self.client_headers)
+        assert response.status_code == 200, response.json
+        return response.json
 
 
-def report(hub, command_id: int, status: str = 'done', result: dict | None = None) -> None:
-    """What the queue's report does for a refresh: status, then the journal side effects."""
-    params = json.loads(hub.db.execute_sql('SELECT params FROM command WHERE id = ?',
-                                           (command_id,)).fetchone()[0])
-    with hub.write():
-        hub.db.execute_sql('UPDATE command SET status = ?, finished_at = ? WHERE id = ?',
-                           (status, hub.now(), command_id))
-        syncjournal.close_run(hub, command_id, status=status, params=params, result=result,
-                              jira_calls=4, rate_limited=0)
+@pytest.fixture
+def protocol(client, agent_headers, client_headers):
+    return Protocol(client, agent_headers, client_headers)
 
 
 def issue(key: str, **fields) -> dict:
@@ -78,9 +110,9 @@ def rows(hub, sql, params=()):
 
 # --- «Зеркало задачи» --------------------------------------------------------------------------
 
-def test_scenario_state_replaces_links(aurora, client, agent_headers, client_headers):
+def test_scenario_state_replaces_links(aurora, protocol, client, agent_headers, client_headers):
     hub = aurora
-    command = claimed_refresh(hub, {'jql': BASE_JQL})
+    command = protocol.claimed_refresh({'jql': BASE_JQL})
     post_state(client, agent_headers, command, [
         issue('AURORA-1', links=[{'type': 'Blocks', 'direction': 'outward', 'key': 'AURORA-7'}]),
         issue('AURORA-5', links=[{'type': 'Relates', 'direction': 'outward', 'key': 'AURORA-1'}]),
@@ -98,9 +130,9 @@ def test_scenario_state_replaces_links(aurora, client, agent_headers, client_hea
                    'inward': [{'type': 'Relates', 'key': 'AURORA-5'}]}
 
 
-def test_inward_link_inserted_only_when_missing(aurora, client, agent_headers):
+def test_inward_link_inserted_only_when_missing(aurora, protocol, client, agent_headers):
     hub = aurora
-    command = claimed_refresh(hub, {'jql': BASE_JQL})
+    command = protocol.claimed_refresh({'jql': BASE_JQL})
     post_state(client, agent_headers, command, [issue('AURORA-1', links=[
         {'type': 'Blocks', 'direction': 'inward', 'key': 'AURORA-8'}])])
     assert rows(hub, 'SELECT * FROM issue_link') == [('AURORA-8', 'AURORA-1', 'Blocks')]
@@ -111,55 +143,58 @@ def test_inward_link_inserted_only_when_missing(aurora, client, agent_headers):
     assert rows(hub, 'SELECT * FROM issue_link') == []
 
 
-def test_scenario_neighbor_issue(aurora, client, agent_headers, clock):
+def test_scenario_neighbor_issue(aurora, protocol, client, agent_headers, clock):
     hub = aurora
-    first = claimed_refresh(hub, {'jql': BASE_JQL})
+    first = protocol.claimed_refresh({'jql': BASE_JQL})
     post_state(client, agent_headers, first, [
         issue('AURORA-1', links=[{'type': 'Blocks', 'direction': 'outward', 'key': 'AURORA-50'}]),
         issue('AURORA-50', labels=['OTHER'], neighbor=True)])
-    report(hub, first)
+    protocol.report(first)
     assert rows(hub, 'SELECT key, neighbor FROM issue ORDER BY key') == [
         ('AURORA-1', 0), ('AURORA-50', 1)]
     clock.advance(minutes=10)
-    second = claimed_refresh(hub, {'jql': BASE_JQL})
+    second = protocol.claimed_refresh({'jql': BASE_JQL})
     post_state(client, agent_headers, second, [issue('AURORA-1'), issue('AURORA-50')])
-    report(hub, second)
+    protocol.report(second)
     assert rows(hub, 'SELECT key, neighbor FROM issue ORDER BY key') == [
         ('AURORA-1', 0), ('AURORA-50', 0)]
 
 
-def test_full_run_marks_issues_it_did_not_write(aurora, client, agent_headers, clock):
+def test_full_run_marks_issues_it_did_not_write(aurora, protocol, client, agent_headers, clock):
     hub = aurora
-    first = claimed_refresh(hub, {'jql': BASE_JQL})
+    first = protocol.claimed_refresh({'jql': BASE_JQL})
     post_state(client, agent_headers, first, [issue('AURORA-1'), issue('AURORA-2')])
-    report(hub, first)
+    protocol.report(first)
     clock.advance(minutes=10)
-    keys_run = claimed_refresh(hub, {'keys': ['AURORA-2']})
+    keys_run = protocol.claimed_refresh({'keys': ['AURORA-2']})
     post_state(client, agent_headers, keys_run, [issue('AURORA-2')])
-    report(hub, keys_run)  # a keys refresh is never a full run: no marking
+    protocol.report(keys_run)  # a keys refresh is never a full run: no marking
     assert rows(hub, 'SELECT key, neighbor FROM issue ORDER BY key') == [
         ('AURORA-1', 0), ('AURORA-2', 0)]
     clock.advance(minutes=10)
-    full = claimed_refresh(hub, {'jql': BASE_JQL})
+    full = protocol.claimed_refresh({'jql': BASE_JQL})
     post_state(client, agent_headers, full, [issue('AURORA-1')])
-    report(hub, full)
+    protocol.report(full)
     assert rows(hub, 'SELECT key, neighbor FROM issue ORDER BY key') == [
         ('AURORA-1', 0), ('AURORA-2', 1)]
 
 
-def test_scenario_empty_full_run(aurora, client, agent_headers, clock):
+def test_scenario_empty_full_run(aurora, protocol, client, agent_headers, clock):
     hub = aurora
-    first = claimed_refresh(hub, {'jql': BASE_JQL})
+    first = protocol.claimed_refresh({'jql': BASE_JQL})
     post_state(client, agent_headers, first, [issue('AURORA-1'),
                                               issue('AURORA-50', neighbor=True)])
-    report(hub, first)
+    protocol.report(first)
     clock.advance(minutes=10)
-    empty = claimed_refresh(hub, {'jql': BASE_JQL})
-    report(hub, empty)
+    # AURORA-1 was written before this run started: a marking run would make it a neighbour.
+    empty = protocol.claimed_refresh({'jql': BASE_JQL})
+    clock.advance(minutes=1)
+    protocol.report(empty, 'done', {'history': {'issues': 0, 'changes': 0, 'incomplete': []}})
     assert rows(hub, 'SELECT key, neighbor FROM issue ORDER BY key') == [
         ('AURORA-1', 0), ('AURORA-50', 1)]
-    assert rows(hub, 'SELECT issues_count, finished_at FROM sync_run WHERE command_id = ?',
-                (empty,)) == [(0, hub.now())]
+    assert rows(hub, 'SELECT issues_count, started_at, finished_at FROM sync_run '
+                     'WHERE command_id = ?', (empty,)) == [
+        (0, '2026-11-30T10:10:00+00:00', '2026-11-30T10:11:00+00:00')]
 
 
 def comment(comment_id: str, body: str = 'текст') -> dict:
@@ -167,9 +202,9 @@ def comment(comment_id: str, body: str = 'текст') -> dict:
             'updated': '2026-10-22T13:05:11.000+0300', 'body': body}
 
 
-def test_scenario_comment_deleted_in_jira(aurora, client, agent_headers, client_headers):
+def test_scenario_comment_deleted_in_jira(aurora, protocol, client, agent_headers, client_headers):
     hub = aurora
-    command = claimed_refresh(hub, {'jql': BASE_JQL})
+    command = protocol.claimed_refresh({'jql': BASE_JQL})
     post_state(client, agent_headers, command,
                [issue('AURORA-1', comments=[comment('101'), comment('102')])])
     post_state(client, agent_headers, command,
@@ -180,9 +215,9 @@ def test_scenario_comment_deleted_in_jira(aurora, client, agent_headers, client_
     assert [c['comment_id'] for c in card(client, client_headers, 'AURORA-1')['comments']] == ['102']
 
 
-def test_scenario_state_from_agent_before_v10(aurora, client, agent_headers):
+def test_scenario_state_from_agent_before_v10(aurora, protocol, client, agent_headers):
     hub = aurora
-    command = claimed_refresh(hub, {'jql': BASE_JQL})
+    command = protocol.claimed_refresh({'jql': BASE_JQL})
     post_state(client, agent_headers, command, [
         issue('AURORA-1', comments=[comment('101'), comment('102'), comment('103')])])
     v9 = issue('AURORA-1', summary='Новое название', status='Готово')
@@ -198,9 +233,9 @@ def attachment(attachment_id: str, filename: str, size: int = 100) -> dict:
             'author': 'ivanov', 'created': '2026-10-22T09:00:00.000+0300'}
 
 
-def test_scenario_attachments_in_state(aurora, client, agent_headers, client_headers):
+def test_scenario_attachments_in_state(aurora, protocol, client, agent_headers, client_headers):
     hub = aurora
-    command = claimed_refresh(hub, {'jql': BASE_JQL})
+    command = protocol.claimed_refresh({'jql': BASE_JQL})
     post_state(client, agent_headers, command, [issue('AURORA-1', attachments=[
         attachment('1', 'a.pdf'), attachment('2', 'b.pdf')])])
     with hub.write():
@@ -220,9 +255,9 @@ def test_scenario_attachments_in_state(aurora, client, agent_headers, client_hea
         ('2', 'b-v2.pdf', 'none', None), ('3', 'c.pdf', 'none', None)]
 
 
-def test_scenario_state_from_agent_before_v14(aurora, client, agent_headers):
+def test_scenario_state_from_agent_before_v14(aurora, protocol, client, agent_headers):
     hub = aurora
-    command = claimed_refresh(hub, {'jql': BASE_JQL})
+    command = protocol.claimed_refresh({'jql': BASE_JQL})
     post_state(client, agent_headers, command, [issue('AURORA-1', attachments=[
         attachment('1', 'a.pdf'), attachment('2', 'b.pdf')])])
     post_state(client, agent_headers, command, [issue('AURORA-1', summary='v13')])
@@ -231,10 +266,10 @@ def test_scenario_state_from_agent_before_v14(aurora, client, agent_headers):
         ('1',), ('2',)]
 
 
-def test_scenario_attachment_list_updated_keeps_ready(aurora, client, agent_headers,
+def test_scenario_attachment_list_updated_keeps_ready(aurora, protocol, client, agent_headers,
                                                       client_headers):
     hub = aurora
-    command = claimed_refresh(hub, {'jql': BASE_JQL})
+    command = protocol.claimed_refresh({'jql': BASE_JQL})
     post_state(client, agent_headers, command, [issue('AURORA-1', attachments=[
         attachment('31337', 'a.pdf')])])
     content = b'%PDF-1.4 test'
@@ -249,12 +284,12 @@ def test_scenario_attachment_list_updated_keeps_ready(aurora, client, agent_head
     assert card(client, client_headers, 'AURORA-1')['attachments'][0]['state'] == 'ready'
 
 
-def test_scenario_note_survives_refresh(aurora, client, agent_headers, client_headers):
+def test_scenario_note_survives_refresh(aurora, protocol, client, agent_headers, client_headers):
     hub = aurora
     with hub.write():
         hub.db.execute_sql("INSERT INTO issue_note (key, work_kind, updated_at, updated_by) "
                            "VALUES ('AURORA-1', 'Аналитика', '2026-11-01T00:00:00+00:00', 'ivanov')")
-    command = claimed_refresh(hub, {'jql': BASE_JQL})
+    command = protocol.claimed_refresh({'jql': BASE_JQL})
     post_state(client, agent_headers, command, [issue('AURORA-1')])
     post_state(client, agent_headers, command, [issue('AURORA-1', summary='снова')])
     assert rows(hub, 'SELECT key, work_kind, updated_at FROM issue_note') == [
@@ -263,9 +298,9 @@ def test_scenario_note_survives_refresh(aurora, client, agent_headers, client_he
     assert note['work_kind'] == 'Аналитика' and note['updated_by'] == 'ivanov'
 
 
-def test_issue_fields_are_stored_as_sent(aurora, client, agent_headers, client_headers):
+def test_issue_fields_are_stored_as_sent(aurora, protocol, client, agent_headers, client_headers):
     hub = aurora
-    command = claimed_refresh(hub, {'jql': BASE_JQL})
+    command = protocol.claimed_refresh({'jql': BASE_JQL})
     full = issue('AURORA-1', description='h1. Описание', priority='Средний', assignee='ivanov',
                  reporter='petrov', duedate='2026-12-01', planned_end='2026-12-20',
                  epic_key='AURORA-9', sprint='Спринт 2', rank='0|i0000f:', story_points=3,
@@ -300,9 +335,10 @@ def test_issue_fields_are_stored_as_sent(aurora, client, agent_headers, client_h
     ({'key': 'AURORA-2', 'neighbor': 'yes'}, 'issues[1].neighbor'),
     ('AURORA-2', 'issues[1]'),
 ])
-def test_malformed_issue_is_422_and_nothing_written(aurora, client, agent_headers, bad, field):
+def test_malformed_issue_is_422_and_nothing_written(aurora, protocol, client, agent_headers, bad,
+                                                    field):
     hub = aurora
-    command = claimed_refresh(hub, {'jql': BASE_JQL})
+    command = protocol.claimed_refresh({'jql': BASE_JQL})
     response = client.simulate_post('/agent/state', headers=agent_headers, json={
         'agent': 'jira', 'command_id': command, 'issues': [issue('AURORA-1'), bad]})
     assert response.status_code == 422
@@ -351,19 +387,33 @@ def test_state_needs_agent_token(aurora, client, client_headers):
 
 # --- «Журнал синхронизаций»: counters -----------------------------------------------------------
 
-def test_scenario_redelivered_refresh_does_not_double_counters(aurora, client, agent_headers):
+def test_scenario_redelivered_refresh_does_not_double_counters(aurora, protocol, client,
+                                                               agent_headers, clock):
     hub = aurora
-    command = claimed_refresh(hub, {'jql': BASE_JQL})
+    command = protocol.claimed_refresh({'jql': BASE_JQL})
     page = [issue(f'AURORA-{n}', links=[{'type': 'Blocks', 'direction': 'outward',
                                          'key': f'AURORA-{n + 1000}'}]) for n in range(1, 151)]
     for start in (0, 100):
         post_state(client, agent_headers, command, page[start:start + 100])
-    started = rows(hub, 'SELECT started_at FROM sync_run')[0][0]
-    syncjournal.restart_run(hub, command)  # the report was lost: claim hands it out again
+    assert rows(hub, 'SELECT issues_count, links_count, started_at FROM sync_run') == [
+        (150, 150, '2026-11-30T10:00:00+00:00')]
+    clock.advance(minutes=5)
+    # The report was lost: the agent is idle again, and its next claim is the redelivery.
+    again = protocol.claim()
+    assert again is not None
+    assert (again['id'], again['type'], again['deliveries']) == (command, 'refresh', 2)
+    assert rows(hub, 'SELECT issues_count, links_count, started_at FROM sync_run') == [
+        (0, 0, '2026-11-30T10:00:00+00:00')]
     for start in (0, 100):
         post_state(client, agent_headers, command, page[start:start + 100])
     assert rows(hub, 'SELECT issues_count, links_count, started_at FROM sync_run') == [
-        (150, 150, started)]
+        (150, 150, '2026-11-30T10:00:00+00:00')]
+    clock.advance(minutes=1)
+    protocol.report(command, 'done', {'history': {'issues': 150, 'changes': 0, 'incomplete': []}})
+    assert protocol.command(command)['deliveries'] == 2
+    assert rows(hub, 'SELECT command_id, issues_count, links_count, started_at, finished_at '
+                     'FROM sync_run') == [
+        (command, 150, 150, '2026-11-30T10:00:00+00:00', '2026-11-30T10:06:00+00:00')]
 
 
 # --- «Журнал изменений задач» --------------------------------------------------------------------
@@ -440,30 +490,44 @@ def test_history_errors_name_the_item(aurora, client, agent_headers):
     ({'jql': 'project = AURORA'}, 'done', {'history': {'issues': 1, 'changes': 1}}, False),
 ], ids=['history_accepted', 'backfill_error_does_not_hold', 'incomplete_does_not_hold',
         'history_error', 'old_agent', 'failed', 'keys_refresh', 'not_base_jql'])
-def test_scenario_history_at(aurora, client, agent_headers, client_headers, params, status,
-                             result, marked):
-    hub = aurora
-    command = claimed_refresh(hub, params)
+def test_scenario_history_at(aurora, protocol, client, agent_headers, client_headers, clock,
+                             params, status, result, marked):
+    command = protocol.claimed_refresh(params)
     post_state(client, agent_headers, command, [issue('AURORA-1')])
-    report(hub, command, status, result)
-    runs = client.simulate_get('/sync-runs', headers=client_headers).json['items']
-    assert runs[0]['history_at'] == ('2026-11-30T10:00:00+00:00' if marked else None)
-    assert runs[0]['finished_at'] == '2026-11-30T10:00:00+00:00'
+    post_history(client, agent_headers, [change()], command_id=command)
+    clock.advance(minutes=5)
+    protocol.report(command, status, result)
+    [run] = client.simulate_get('/sync-runs', headers=client_headers).json['items']
+    assert (run['command_id'], run['started_at'], run['finished_at']) == (
+        command, '2026-11-30T10:00:00+00:00', '2026-11-30T10:05:00+00:00')
+    assert run['history_at'] == ('2026-11-30T10:05:00+00:00' if marked else None)
 
 
-def test_scenario_refresh_gave_up_after_delivery_limit(aurora, client, client_headers):
-    hub = aurora
-    command = claimed_refresh(hub, {'jql': BASE_JQL})
-    report(hub, command, 'failed', None)
-    run = client.simulate_get('/sync-runs', headers=client_headers).json['items'][0]
-    assert run['finished_at'] == '2026-11-30T10:00:00+00:00' and run['history_at'] is None
+def test_scenario_refresh_gave_up_after_delivery_limit(aurora, protocol, client, client_headers,
+                                                       clock):
+    command = protocol.queue_refresh({'jql': BASE_JQL})
+    # Three deliveries, none reported: each claim after the first is a redelivery.
+    for delivery in (1, 2, 3):
+        delivered = protocol.claim()
+        assert delivered is not None
+        assert (delivered['id'], delivered['deliveries']) == (command, delivery)
+        clock.advance(minutes=5)
+    # The fourth claim gives up on it (and has nothing else to hand out).
+    assert protocol.claim() is None
+    got = protocol.command(command)
+    assert (got['status'], got['error'], got['deliveries'], got['finished_at']) == (
+        'failed', 'агент не отчитался после 3 выдач', 3, '2026-11-30T10:15:00+00:00')
+    [run] = client.simulate_get('/sync-runs', headers=client_headers).json['items']
+    assert (run['command_id'], run['started_at'], run['finished_at'], run['history_at']) == (
+        command, '2026-11-30T10:00:00+00:00', '2026-11-30T10:15:00+00:00', None)
+    assert protocol.claim() is None  # nothing left to redeliver
 
 
-def test_sync_runs_newest_first_with_cursor(aurora, client, client_headers, clock):
-    hub = aurora
+def test_sync_runs_newest_first_with_cursor(aurora, protocol, client, client_headers, clock):
     commands = []
     for _ in range(3):
-        commands.append(claimed_refresh(hub, {'keys': ['AURORA-1', 'AURORA-2']}))
+        commands.append(protocol.claimed_refresh({'keys': ['AURORA-1', 'AURORA-2']}))
+        protocol.report(commands[-1])
         clock.advance(minutes=1)
     first = client.simulate_get('/sync-runs', headers=client_headers, params={'limit': 2}).json
     assert [run['command_id'] for run in first['items']] == commands[::-1][:2]
@@ -477,10 +541,10 @@ def test_sync_runs_newest_first_with_cursor(aurora, client, client_headers, cloc
 # --- «Проекты»: slices --------------------------------------------------------------------------
 
 @pytest.fixture
-def two_projects(aurora, client, agent_headers):
+def two_projects(aurora, protocol, client, agent_headers):
     hub = aurora
     projects.create_project(hub, 'STOCKS_DRRK', 'Запасы')
-    command = claimed_refresh(hub, {'jql': projects.base_jql(hub)})
+    command = protocol.claimed_refresh({'jql': projects.base_jql(hub)})
     post_state(client, agent_headers, command, [
         issue('AURORA-1', labels=['STOCKS_DRRK'], epic_key='AURORA-9', status='В работе',
               links=[{'type': 'Blocks', 'direction': 'outward', 'key': 'AURORA-2'}]),
@@ -527,13 +591,15 @@ def test_issue_filters(two_projects, client, client_headers, params, expected):
 
 def test_issues_keyset_pages(two_projects, client, client_headers):
     seen, cursor = [], None
-    while True:
+    for _ in range(10):  # 4 issues, 3 a page: two pages; more means the cursor does not advance
         params = {'limit': 3, **({'cursor': cursor} if cursor else {})}
         page = client.simulate_get('/issues', headers=client_headers, params=params).json
         seen += [item['key'] for item in page['items']]
         cursor = page['next_cursor']
         if cursor is None:
             break
+    else:
+        pytest.fail(f'paging did not end after 10 pages: {seen}')
     assert seen == ['AURORA-1', 'AURORA-2', 'AURORA-3', 'AURORA-9']
 
 
@@ -636,10 +702,10 @@ def test_boards_ingest_sets_project_board_type(aurora, client, agent_headers, cl
         (101, 4216, 'Спринт 1', 'closed'), (102, 4216, 'Спринт 2', 'active')]
 
 
-def test_scenario_issue_in_two_sprints(aurora, client, agent_headers, client_headers):
+def test_scenario_issue_in_two_sprints(aurora, protocol, client, agent_headers, client_headers):
     hub = aurora
     post_boards(client, agent_headers, [BOARD])
-    command = claimed_refresh(hub, {'jql': BASE_JQL})
+    command = protocol.claimed_refresh({'jql': BASE_JQL})
     post_state(client, agent_headers, command, [
         issue('AURORA-1', sprint_ids=[101, 102], status='Протестировано'),
         issue('AURORA-2', sprint_ids=[102], status='В работе')])
@@ -659,10 +725,10 @@ def test_scenario_issue_in_two_sprints(aurora, client, agent_headers, client_hea
         ('AURORA-1', 102), ('AURORA-2', 102)]
 
 
-def test_scenario_board_columns(aurora, client, agent_headers, client_headers):
+def test_scenario_board_columns(aurora, protocol, client, agent_headers, client_headers):
     hub = aurora
     post_boards(client, agent_headers, [BOARD])
-    command = claimed_refresh(hub, {'jql': BASE_JQL})
+    command = protocol.claimed_refresh({'jql': BASE_JQL})
     post_state(client, agent_headers, command, [
         issue('AURORA-1', status='Протестировано', rank='0|b'),
         issue('AURORA-2', status='Backlog', rank='0|a'),
@@ -713,8 +779,8 @@ def test_bad_board_is_422(aurora, client, agent_headers, board, field):
     ('/agent/boards', {'boards': [{'board_id': 1, 'sprints': [{'id': -2 ** 64}]}]},
      'boards[0].sprints[0]'),
 ])
-def test_huge_numbers_are_422_not_500(aurora, client, agent_headers, path, body, field):
-    claimed_refresh(aurora, {'jql': BASE_JQL})
+def test_huge_numbers_are_422_not_500(aurora, protocol, client, agent_headers, path, body, field):
+    protocol.claimed_refresh({'jql': BASE_JQL})
     response = client.simulate_post(path, headers=agent_headers, json={'agent': 'jira', **body})
     assert response.status_code == 422, response.json
     # the JSON layer may already refuse numbers beyond 64 bits (then the field is `_body`)
