@@ -7,6 +7,7 @@ import threading
 
 from waitress.server import create_server
 
+from hublib import backups
 from hublib.db import Hub
 
 from .app import create_app
@@ -69,10 +70,6 @@ def serve(hub: Hub, *, host: str = '127.0.0.1', port: int = 8640, threads: int =
 
 
 def _start_backups(hub: Hub, stop: threading.Event) -> None:
-    try:
-        from hublib import backups
-    except ImportError:
-        return
     backups.start_daily_backups(hub, stop)
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import subprocess
 import sys
 import threading
@@ -68,21 +69,27 @@ def start_server(data_dir, *extra_args: str, timeout: float = 30) -> LiveServer:
                '--host', '127.0.0.1', '--port', '0', *extra_args]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                env={**os.environ, 'PYTHONUNBUFFERED': '1'})
+    # Both pipes are drained by threads from the start (a chatty server never blocks on a full
+    # pipe, and a silent one never blocks the test on readline): stdout lines go to a queue.
+    lines: queue.Queue[str] = queue.Queue()
+    errors: list[str] = []
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout],
+                     daemon=True).start()
+    threading.Thread(target=lambda: [errors.append(line) for line in process.stderr],
+                     daemon=True).start()
     deadline = time.monotonic() + timeout
     url = None
-    while time.monotonic() < deadline:
-        line = process.stdout.readline()
-        if not line:
-            break
+    while url is None and time.monotonic() < deadline and process.poll() is None:
+        try:
+            line = lines.get(timeout=0.2)
+        except queue.Empty:
+            continue
         if line.startswith('sdlc-hub listening on '):
             url = line.split()[-1]
-            break
     if url is None:
         process.kill()
-        raise RuntimeError(f'server did not start: {process.stderr.read()[-2000:]}')
-    # Keep draining both pipes so a chatty server never blocks on a full pipe.
-    for stream in (process.stdout, process.stderr):
-        threading.Thread(target=lambda s=stream: [None for _ in s], daemon=True).start()
+        process.wait()
+        raise RuntimeError(f'server did not start: {"".join(errors)[-2000:]}')
     tokens = json.loads(subprocess.run(
         [sys.executable, '-m', 'hubweb.cli', 'tokens', '--data', str(data_dir)],
         capture_output=True, text=True, check=True).stdout)
