@@ -42,6 +42,26 @@ def data_dir(tmp_path):
 
 
 @pytest.fixture
+def claimed_refresh():
+    """Make a refresh command in ``claimed`` (first delivery) with its sync run, written
+    directly: library tests of ingest and reads need a claimed refresh but not the queue."""
+    from hublib import syncjournal
+
+    def make(hub, params: dict | None = None) -> int:
+        params = params or {'keys': ['AURORA-1']}
+        with hub.write():
+            batch = hub.db.execute_sql("INSERT INTO batch (title, created_at) VALUES ('x', ?)",
+                                       (hub.now(),)).lastrowid
+            command_id = hub.db.execute_sql(
+                'INSERT INTO command (batch_id, seq, type, params, status, deliveries) '
+                "VALUES (?, 1, 'refresh', ?, 'claimed', 1)",
+                (batch, json.dumps(params, ensure_ascii=False))).lastrowid
+            syncjournal.open_run(hub, command_id, params)
+        return command_id
+    return make
+
+
+@pytest.fixture
 def hub(data_dir, clock):
     hub = open_hub(data_dir, clock=clock)
     yield hub

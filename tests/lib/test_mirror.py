@@ -5,23 +5,14 @@ import json
 
 import pytest
 
-from hublib import ConflictError, NotFoundError, ValidationError, mirror, projects, settings, \
-    syncjournal
+from hublib import ConflictError, NotFoundError, ValidationError, mirror, projects, settings
 
 
 @pytest.fixture
-def refresh(hub):
+def refresh(hub, claimed_refresh):
     settings.update_settings(hub, {'project_key': 'AURORA'})
     projects.create_project(hub, 'AWPCA', 'АРМ КА', board_id=4216)
-    with hub.write():
-        batch = hub.db.execute_sql("INSERT INTO batch (title, created_at) VALUES ('x', ?)",
-                                   (hub.now(),)).lastrowid
-        command_id = hub.db.execute_sql(
-            "INSERT INTO command (batch_id, seq, type, params, status, deliveries) "
-            "VALUES (?, 1, 'refresh', '{\"keys\": [\"AURORA-1\"]}', 'claimed', 1)",
-            (batch,)).lastrowid
-        syncjournal.open_run(hub, command_id, {'keys': ['AURORA-1']})
-    return command_id
+    return claimed_refresh(hub)
 
 
 def table(hub, sql):

@@ -3,23 +3,15 @@ from __future__ import annotations
 
 import pytest
 
-from hublib import NotFoundError, ValidationError, history, mirror, projects, reads, settings, \
-    syncjournal
+from hublib import NotFoundError, ValidationError, history, mirror, projects, reads, settings
 
 
 @pytest.fixture
-def mirrored(hub):
+def mirrored(hub, claimed_refresh):
     settings.update_settings(hub, {'project_key': 'AURORA'})
     projects.create_project(hub, 'AWPCA', 'АРМ КА')
     projects.create_project(hub, 'STOCKS_DRRK', 'Запасы')
-    with hub.write():
-        batch = hub.db.execute_sql("INSERT INTO batch (title, created_at) VALUES ('x', ?)",
-                                   (hub.now(),)).lastrowid
-        command_id = hub.db.execute_sql(
-            "INSERT INTO command (batch_id, seq, type, params, status, deliveries) "
-            "VALUES (?, 1, 'refresh', '{\"keys\": [\"AURORA-1\"]}', 'claimed', 1)",
-            (batch,)).lastrowid
-        syncjournal.open_run(hub, command_id, {'keys': ['AURORA-1']})
+    command_id = claimed_refresh(hub)
     mirror.ingest_state(hub, 'jira', command_id, [
         {'key': 'AURORA-1', 'labels': ['STOCKS_DRRK'], 'epic_key': 'AURORA-9',
          'summary': 'Сверка ОСТАТКОВ', 'updated': '2026-10-22T09:00:00.000+0300',

@@ -4,11 +4,10 @@ leaves the mirror tables byte-identical."""
 from __future__ import annotations
 
 import inspect
-import json
 
 import pytest
 
-from hublib import files, models, notes, projects, reads, settings, syncjournal
+from hublib import files, models, notes, projects, reads, settings
 from hubweb.app import feature_routes
 
 BASE_JQL = 'project = AURORA AND labels in ("AWPCA")'
@@ -36,19 +35,12 @@ def snapshot(hub) -> dict[str, list]:
 
 
 @pytest.fixture
-def mirrored(hub, client, agent_headers):
+def mirrored(hub, client, agent_headers, claimed_refresh):
     settings.update_settings(hub, {'project_key': 'AURORA',
                                    'issue_types': {'task': {'name': 'Задача', 'id': None},
                                                    'epic': {'name': 'Эпик', 'id': None}}})
     projects.create_project(hub, 'AWPCA', 'АРМ КА', board_id=4216)
-    with hub.write():
-        batch = hub.db.execute_sql("INSERT INTO batch (title, created_at) VALUES ('x', ?)",
-                                   (hub.now(),)).lastrowid
-        command = hub.db.execute_sql(
-            "INSERT INTO command (batch_id, seq, type, params, status, deliveries) "
-            "VALUES (?, 1, 'refresh', ?, 'claimed', 1)",
-            (batch, json.dumps({'jql': BASE_JQL}))).lastrowid
-        syncjournal.open_run(hub, command, {'jql': BASE_JQL})
+    command = claimed_refresh(hub, {'jql': BASE_JQL})
     issue = {'key': 'AURORA-1', 'summary': 'Задача', 'status': 'В работе', 'labels': ['AWPCA'],
              'links': [{'type': 'Blocks', 'direction': 'outward', 'key': 'AURORA-2'}],
              'comments': [{'id': '101', 'body': 'текст', 'created': '2026-10-22T09:00:00Z'}],
