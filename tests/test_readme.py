@@ -16,6 +16,7 @@ def test_readme_python_example_runs_and_prints_the_base_jql():
                             cwd=ROOT, timeout=60)
     assert result.returncode == 0, result.stderr
     assert 'project = AURORA AND labels in ("AWPCA", "STOCKS_DRRK")' in result.stdout
+    assert 'queued queued' in result.stdout
 
 
 def test_readme_commands_exist_and_ci_runs_the_test_command():
