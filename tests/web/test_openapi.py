@@ -64,3 +64,15 @@ def test_building_the_document_raises_no_warning(hub):
     with warnings.catch_warnings():
         warnings.simplefilter('error')  # e.g. apispec's «Multiple schemas resolved to the name»
         create_app(hub)
+
+
+
+def test_every_feature_module_is_registered(app_methods):
+    # app.py imports the feature modules statically: a missing one fails at import, loudly
+    from hubweb.app import FEATURES
+    assert [module.__name__.rsplit('.', 1)[-1] for module in FEATURES] == [
+        'health', 'settings', 'projects', 'mirror', 'queue', 'notes', 'attachments']
+    templates = {template for template, _, _ in app_methods}
+    for expected in ('/health', '/settings', '/agent/settings', '/projects', '/projects/{label}',
+                     '/agent/state', '/batches', '/openapi.json'):
+        assert expected in templates
