@@ -6,32 +6,18 @@ go raw as well, hublib checks them, so a bad ``limit`` is a 422 naming ``limit``
 """
 from __future__ import annotations
 
-from typing import Any
-
 import falcon
 
 from hublib import history, mirror, reads
 from hublib.db import Hub
-from hublib.errors import ValidationError
 
 from ..openapi import operation
-from ..schemas import media
+from ..schemas import object_body, query_values
 from ..schemas import mirror as schemas
 
 ISSUE_QUERY = ('project', 'status', 'assignee', 'neighbor', 'q', 'updated_since', 'limit', 'cursor')
 CHANGES_QUERY = ('since', 'until', 'key', 'project', 'field', 'limit', 'cursor')
 ISSUE_CHANGES_QUERY = ('since', 'until', 'field', 'limit', 'cursor')
-
-
-def _body(req: falcon.Request) -> dict:
-    body = media(req)
-    if not isinstance(body, dict):
-        raise ValidationError({'_body': ['ожидается JSON-объект']})
-    return body
-
-
-def _query(req: falcon.Request, names: tuple[str, ...]) -> dict[str, Any]:
-    return {name: req.params[name] for name in names if name in req.params}
 
 
 class StateResource:
@@ -43,7 +29,7 @@ class StateResource:
         self.hub = hub
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        body = _body(req)
+        body = object_body(req)
         resp.media = mirror.ingest_state(self.hub, body.get('agent'), body.get('command_id'),
                                          body.get('issues'))
 
@@ -57,7 +43,7 @@ class HistoryResource:
         self.hub = hub
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        body = _body(req)
+        body = object_body(req)
         resp.media = history.ingest_history(self.hub, body.get('agent'), body.get('command_id'),
                                             body.get('items'))
 
@@ -70,7 +56,7 @@ class BoardsResource:
         self.hub = hub
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        body = _body(req)
+        body = object_body(req)
         resp.media = mirror.ingest_boards(self.hub, body.get('agent'), body.get('command_id'),
                                           body.get('boards'))
 
@@ -85,7 +71,7 @@ class IssuesResource:
         self.hub = hub
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        resp.media = reads.issues(self.hub, **_query(req, ISSUE_QUERY))
+        resp.media = reads.issues(self.hub, **query_values(req, ISSUE_QUERY))
 
 
 class IssueResource:
@@ -108,7 +94,7 @@ class IssueChangesResource:
         self.hub = hub
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, key: str) -> None:
-        resp.media = reads.issue_changes(self.hub, key, **_query(req, ISSUE_CHANGES_QUERY))
+        resp.media = reads.issue_changes(self.hub, key, **query_values(req, ISSUE_CHANGES_QUERY))
 
 
 class ChangesResource:
@@ -121,7 +107,7 @@ class ChangesResource:
         self.hub = hub
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        resp.media = reads.change_feed(self.hub, **_query(req, CHANGES_QUERY))
+        resp.media = reads.change_feed(self.hub, **query_values(req, CHANGES_QUERY))
 
 
 class SyncRunsResource:
@@ -132,7 +118,7 @@ class SyncRunsResource:
         self.hub = hub
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        resp.media = reads.sync_runs(self.hub, **_query(req, ('limit', 'cursor')))
+        resp.media = reads.sync_runs(self.hub, **query_values(req, ('limit', 'cursor')))
 
 
 class ProjectBoardResource:

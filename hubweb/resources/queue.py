@@ -6,26 +6,17 @@ Python, so every road (HTTP, CLI, scripts) gets the same 422 naming the same fie
 """
 from __future__ import annotations
 
-from typing import Any
 
 import falcon
 
 from hublib import queue
 from hublib.db import Hub
-from hublib.errors import ValidationError
 
 from ..openapi import operation
-from ..schemas import media
+from ..schemas import object_body, query_values
 from ..schemas import queue as schemas
 
 BATCHES_QUERY = ('status', 'project', 'limit', 'cursor')
-
-
-def _body(req: falcon.Request) -> dict[str, Any]:
-    body = media(req)
-    if not isinstance(body, dict):
-        raise ValidationError({'_body': ['ожидается JSON-объект']})
-    return body
 
 
 class BatchesResource:
@@ -45,11 +36,10 @@ class BatchesResource:
         self.hub = hub
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        resp.media = queue.batches(self.hub, **{name: req.params[name] for name in BATCHES_QUERY
-                                                if name in req.params})
+        resp.media = queue.batches(self.hub, **query_values(req, BATCHES_QUERY))
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        body = _body(req)
+        body = object_body(req)
         resp.media = queue.create_batch(self.hub, title=body.get('title'),
                                         author=body.get('author'), commands=body.get('commands'),
                                         project=body.get('project'))
@@ -98,7 +88,7 @@ class ClaimResource:
         self.hub = hub
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        body = _body(req)
+        body = object_body(req)
         resp.media = queue.claim_command(
             self.hub, agent=body.get('agent'), agent_version=body.get('agent_version'),
             settings_version=body.get('settings_version'),
@@ -115,7 +105,7 @@ class ReportResource:
         self.hub = hub
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, command_id: str) -> None:
-        body = _body(req)
+        body = object_body(req)
         resp.media = queue.report_command(
             self.hub, command_id, agent=body.get('agent'), status=body.get('status'),
             result=body.get('result'), error=body.get('error'),

@@ -210,6 +210,19 @@ def media(req: falcon.Request) -> Any:
     return req.get_media(default_when_empty=None)
 
 
+def object_body(req: falcon.Request) -> dict:
+    """The JSON body, which must be an object (hot agent paths hand it to hublib as is)."""
+    body = media(req)
+    if not isinstance(body, dict):
+        raise ValidationError({'_body': ['ожидается JSON-объект']})
+    return body
+
+
+def query_values(req: falcon.Request, names: tuple[str, ...]) -> dict[str, Any]:
+    """The raw values of the named query parameters that are present (hublib checks them)."""
+    return {name: req.params[name] for name in names if name in req.params}
+
+
 def load(schema: type[Schema] | Schema, req: falcon.Request) -> dict:
     """Validate the JSON body with ``schema``; errors become a 422 naming each field."""
     return load_data(schema, media(req))
