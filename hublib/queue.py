@@ -14,6 +14,7 @@ from . import modules
 from .db import Hub
 from .errors import NotFoundError, ValidationError
 from .modules.jira import is_temp_key
+from .paging import decode_cursor, page, page_limit
 from .settings import DEFAULT_PACING, setting
 
 TERMINAL = ('done', 'failed', 'skipped', 'cancelled', 'confirmed_by_state')
@@ -156,20 +157,11 @@ def batches(hub: Hub, *, status: str | None = None, project: str | None = None,
         errors['status'] = [f'ожидается один из: {", ".join(BATCH_STATUSES)}']
     if project is not None and not isinstance(project, str):
         errors['project'] = ['ожидается метка проекта']
-    if limit is None:
-        limit = LIMIT_DEFAULT
-    if isinstance(limit, str) and limit.isdecimal():
-        limit = int(limit)
-    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= LIMIT_MAX:
-        errors['limit'] = [f'ожидается целое от 1 до {LIMIT_MAX}']
-    after = None
-    if cursor not in (None, ''):
-        if not (isinstance(cursor, str) and cursor.isdecimal() and int(cursor) <= SQLITE_INT_MAX):
-            errors['cursor'] = ['неверный курсор']
-        else:
-            after = int(cursor)
     if errors:
         raise ValidationError(errors)
+    limit = page_limit(limit, LIMIT_DEFAULT, LIMIT_MAX)
+    after = decode_cursor(cursor, (int,))
+    after = after[0] if after else None
     with hub.read():
         rows = hub.db.execute_sql(_BATCHES_SQL, {'project': project, 'cursor': after,
                                                  'status': status, 'limit': limit + 1,
@@ -177,12 +169,12 @@ def batches(hub: Hub, *, status: str | None = None, project: str | None = None,
                                                  # batches needs its counts
                                                  'candidates': -1 if status else limit + 1}
                                   ).fetchall()
+    rows, next_cursor = page(rows, limit, lambda row: [row[0]])
     items = []
-    for row in rows[:limit]:
+    for row in rows:
         item = dict(zip(BATCH_COLUMNS + ('status',), row))
         item['counts'] = dict(zip(STATUSES, row[len(BATCH_COLUMNS) + 1:]))
         items.append(item)
-    next_cursor = str(items[-1]['id']) if len(rows) > limit else None
     return {'items': items, 'next_cursor': next_cursor}
 
 

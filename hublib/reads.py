@@ -7,14 +7,13 @@ validated here, so HTTP, CLI and scripts share one rule.
 """
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 from typing import Any
 
 from . import projects
 from .db import Hub
 from .errors import NotFoundError, ValidationError
+from .paging import decode_cursor, page, page_limit
 from .timeutil import to_utc
 
 ISSUE_COLUMNS = ('key', 'id', 'issue_type', 'summary', 'description', 'status', 'priority',
@@ -45,18 +44,6 @@ _FALSE = ('0', 'false', 'no')
 
 # --- parameters --------------------------------------------------------------------------------
 
-def _limit(value: object, default_and_max: tuple[int, int]) -> int:
-    default, maximum = default_and_max
-    if value is None or value == '':
-        return default
-    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit() \
-            and len(value.strip()) <= 9:
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
-        raise ValidationError({'limit': [f'ожидается целое от 1 до {maximum}']})
-    return value
-
-
 def _flag(value: object, name: str) -> bool | None:
     if value is None or value == '':
         return None
@@ -82,34 +69,6 @@ def _time(value: object, name: str) -> str | None:
     if moment is None:
         raise ValidationError({name: ['ожидается время ISO-8601, например 2026-10-22T09:00:00Z']})
     return moment
-
-
-def encode_cursor(values: list) -> str:
-    """Opaque cursor of a sort key."""
-    raw = json.dumps(values, ensure_ascii=False, separators=(',', ':')).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip('=')
-
-
-def _cursor(value: object, shape: tuple[type, ...]) -> list | None:
-    if value is None or value == '':
-        return None
-    try:
-        text = str(value)
-        values = json.loads(base64.urlsafe_b64decode(text + '=' * (-len(text) % 4)))
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        values = None
-    if not (isinstance(values, list) and len(values) == len(shape) and all(
-            type(v) is t and (t is not int or -2 ** 63 <= v < 2 ** 63)
-            for v, t in zip(values, shape))):
-        raise ValidationError({'cursor': ['неверный курсор']})
-    return values
-
-
-def _page(rows: list, limit: int, cursor_of) -> tuple[list, str | None]:
-    if len(rows) > limit:
-        rows = rows[:limit]
-        return rows, encode_cursor(cursor_of(rows[-1]))
-    return rows, None
 
 
 def _register_functions(hub: Hub) -> None:
@@ -192,12 +151,12 @@ def issues(hub: Hub, *, project: Any = None, status: Any = None, assignee: Any =
     Decisions: ``q`` is a case-insensitive substring of the key or the summary; ``updated_since``
     compares Jira's ``updated`` normalized to UTC (inclusive).
     """
-    limit = _limit(limit, ISSUES_LIMIT)
+    limit = page_limit(limit, *ISSUES_LIMIT)
     status, assignee = _text(status, 'status'), _text(assignee, 'assignee')
     neighbor = _flag(neighbor, 'neighbor')
     q = _text(q, 'q')
     since = _time(updated_since, 'updated_since')
-    after = _cursor(cursor, (str,))
+    after = decode_cursor(cursor, (str,))
     where, params = [], {}
     with hub.read():
         if project not in (None, '') and _dense(hub, _require_project(hub, project)):
@@ -239,7 +198,7 @@ def issues(hub: Hub, *, project: Any = None, status: Any = None, assignee: Any =
         sql += ' ORDER BY i.key LIMIT :limit'
         params['limit'] = limit + 1
         rows = hub.db.execute_sql(sql, params).fetchall()
-    rows, next_cursor = _page(rows, limit, lambda row: [row[0]])
+    rows, next_cursor = page(rows, limit, lambda row: [row[0]])
     return {'items': [_issue_out(row) for row in rows], 'next_cursor': next_cursor}
 
 
@@ -288,10 +247,10 @@ def change_feed(hub: Hub, *, since: Any = None, until: Any = None, key: Any = No
                 project: Any = None, field: Any = None, limit: Any = None,
                 cursor: Any = None) -> dict:
     """Change rows with ``at`` set, by (at, history_id, seq); ``since`` inclusive, ``until`` exclusive."""
-    limit = _limit(limit, CHANGES_LIMIT)
+    limit = page_limit(limit, *CHANGES_LIMIT)
     since, until = _time(since, 'since'), _time(until, 'until')
     key, field = _text(key, 'key'), _text(field, 'field')
-    after = _cursor(cursor, (str, str, int))
+    after = decode_cursor(cursor, (str, str, int))
     where, params, prefix = ['c.at IS NOT NULL'], {}, ''
     with hub.read():
         if project not in (None, '') and _dense(hub, _require_project(hub, project)):
@@ -322,7 +281,7 @@ def change_feed(hub: Hub, *, since: Any = None, until: Any = None, key: Any = No
                + ' ORDER BY c.at, c.history_id, c.seq LIMIT :limit')
         params['limit'] = limit + 1
         rows = hub.db.execute_sql(sql, params).fetchall()
-    rows, next_cursor = _page(rows, limit, lambda row: [row[3], row[0], row[1]])
+    rows, next_cursor = page(rows, limit, lambda row: [row[3], row[0], row[1]])
     return {'items': [dict(zip(CHANGE_COLUMNS, row)) for row in rows], 'next_cursor': next_cursor}
 
 
@@ -343,8 +302,8 @@ def issue_changes(hub: Hub, key: str, *, since: Any = None, until: Any = None, f
 
 def sync_runs(hub: Hub, *, limit: Any = None, cursor: Any = None) -> dict:
     """The sync journal, newest first."""
-    limit = _limit(limit, RUNS_LIMIT)
-    after = _cursor(cursor, (int,))
+    limit = page_limit(limit, *RUNS_LIMIT)
+    after = decode_cursor(cursor, (int,))
     sql = 'SELECT ' + ', '.join(RUN_COLUMNS) + ' FROM sync_run'
     params: tuple = ()
     if after is not None:
@@ -352,7 +311,7 @@ def sync_runs(hub: Hub, *, limit: Any = None, cursor: Any = None) -> dict:
         params = (after[0],)
     sql += ' ORDER BY id DESC LIMIT ?'
     rows = hub.db.execute_sql(sql, params + (limit + 1,)).fetchall()
-    rows, next_cursor = _page(rows, limit, lambda row: [row[0]])
+    rows, next_cursor = page(rows, limit, lambda row: [row[0]])
     return {'items': [dict(zip(RUN_COLUMNS, row)) for row in rows], 'next_cursor': next_cursor}
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from hublib import NotFoundError, ValidationError, history, mirror, projects, reads, settings
+from hublib import NotFoundError, ValidationError, history, mirror, paging, projects, reads, settings
 
 
 @pytest.fixture
@@ -79,7 +79,7 @@ def test_bad_limit(mirrored, limit):
     assert list(caught.value.fields) == ['limit']
 
 
-@pytest.mark.parametrize('cursor', ['x', reads.encode_cursor([1]), reads.encode_cursor(['a', 'b'])])
+@pytest.mark.parametrize('cursor', ['x', paging.encode_cursor([1]), paging.encode_cursor(['a', 'b'])])
 def test_bad_cursor(mirrored, cursor):
     with pytest.raises(ValidationError) as caught:
         reads.issues(mirrored, cursor=cursor)

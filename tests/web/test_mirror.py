@@ -789,7 +789,7 @@ def test_huge_numbers_are_422_not_500(aurora, protocol, client, agent_headers, p
 
 @pytest.mark.parametrize('params, field', [
     ({'limit': '9' * 5000}, 'limit'), ({'limit': '²'}, 'limit'),
-    ({'cursor': __import__('hublib.reads', fromlist=['x']).encode_cursor([2 ** 64])}, 'cursor'),
+    ({'cursor': __import__('hublib.paging', fromlist=['x']).encode_cursor([2 ** 64])}, 'cursor'),
 ])
 def test_hostile_query_values_are_422(aurora, client, client_headers, params, field):
     response = client.simulate_get('/sync-runs', headers=client_headers, params=params)

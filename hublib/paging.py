@@ -1,0 +1,57 @@
+"""Keyset pagination shared by every collection: the ``limit`` parameter and opaque cursors.
+
+A cursor is the sort key of the last row of a page, JSON-encoded and base64url'd, so clients treat
+it as an opaque string and the hub can change a collection's order without changing the API.
+"""
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from typing import Callable
+
+from .errors import ValidationError
+
+INT64 = (-2 ** 63, 2 ** 63)
+
+
+def page_limit(value: object, default: int, maximum: int) -> int:
+    """``limit`` from a query string or a script: 1..maximum, ``default`` when absent."""
+    if value is None or value == '':
+        return default
+    if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit() \
+            and len(value.strip()) <= 9:
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
+        raise ValidationError({'limit': [f'ожидается целое от 1 до {maximum}']})
+    return value
+
+
+def encode_cursor(values: list) -> str:
+    """Opaque cursor of a sort key."""
+    raw = json.dumps(values, ensure_ascii=False, separators=(',', ':')).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip('=')
+
+
+def decode_cursor(value: object, shape: tuple[type, ...]) -> list | None:
+    """The sort key of a cursor whose values have the types of ``shape``; ``None`` when absent."""
+    if value is None or value == '':
+        return None
+    try:
+        text = str(value)
+        values = json.loads(base64.urlsafe_b64decode(text + '=' * (-len(text) % 4)))
+    except (ValueError, binascii.Error, UnicodeDecodeError):
+        values = None
+    if not (isinstance(values, list) and len(values) == len(shape) and all(
+            type(v) is t and (t is not int or INT64[0] <= v < INT64[1])
+            for v, t in zip(values, shape))):
+        raise ValidationError({'cursor': ['неверный курсор']})
+    return values
+
+
+def page(rows: list, limit: int, cursor_of: Callable) -> tuple[list, str | None]:
+    """The first ``limit`` of ``limit + 1`` fetched rows and the cursor of the next page."""
+    if len(rows) > limit:
+        rows = rows[:limit]
+        return rows, encode_cursor(cursor_of(rows[-1]))
+    return rows, None
