@@ -88,52 +88,15 @@ COMMAND_NOT_FOUND = 'команды #{} нет'
 
 # --- batch status --------------------------------------------------------------------------------
 
-def batch_status(counts: Mapping[str, int], cancelled_at: str | None) -> str:
-    """queued (all queued) / running (some not terminal) / cancelled / done (contract §9.1)."""
-    total = sum(counts.values())
-    if total and counts.get('queued', 0) == total:
-        return 'queued'
-    if counts.get('queued', 0) + counts.get('claimed', 0):
-        return 'running'
-    return 'cancelled' if cancelled_at else 'done'
-
-
-def _counts(hub: Hub, batch_id: int) -> dict[str, int]:
-    counts = dict.fromkeys(STATUSES, 0)
-    for status, number in hub.db.execute_sql(
-            'SELECT status, count(*) FROM command WHERE batch_id = ? GROUP BY status', (batch_id,)):
-        counts[status] = number
-    return counts
-
-
-def _batch(hub: Hub, batch_id: int, *, with_commands: bool) -> dict:
-    row = hub.db.execute_sql(f'SELECT {", ".join(BATCH_COLUMNS)} FROM batch WHERE id = ?',
-                             (batch_id,)).fetchone()
-    if row is None:
-        raise NotFoundError(BATCH_NOT_FOUND.format(batch_id))
-    item = dict(zip(BATCH_COLUMNS, row))
-    counts = _counts(hub, batch_id)
-    item['status'] = batch_status(counts, item['cancelled_at'])
-    item['counts'] = counts
-    if with_commands:
-        item['commands'] = [command_dict(r) for r in hub.db.execute_sql(
-            _COMMAND_SELECT + ' WHERE batch_id = ? ORDER BY seq', (batch_id,))]
-    return item
-
-
-def batch(hub: Hub, batch_id: int) -> dict:
-    """One batch with its status, counts and commands."""
-    batch_id = _positive_int(batch_id, 'id', BATCH_NOT_FOUND)
-    with hub.read():
-        return _batch(hub, batch_id, with_commands=True)
-
-
+# The status rule of contract §9.1, computed from the commands in one statement for one batch
+# (``:id``) or a page of them, so the status filter and the single-batch view share it.
 _COUNT_COLUMNS = ', '.join(f"coalesce(sum(c.status = '{s}'), 0) AS {s}" for s in STATUSES)
 _BATCHES_SQL = f"""
 WITH counted AS (
   SELECT {', '.join('b.' + c for c in BATCH_COLUMNS)}, count(c.id) AS total, {_COUNT_COLUMNS}
   FROM (SELECT * FROM batch
-        WHERE (:project IS NULL OR project = :project) AND (:cursor IS NULL OR id < :cursor)
+        WHERE (:id IS NULL OR id = :id) AND (:project IS NULL OR project = :project)
+          AND (:cursor IS NULL OR id < :cursor)
         ORDER BY id DESC LIMIT :candidates) b
   LEFT JOIN command c ON c.batch_id = b.id
   GROUP BY b.id),
@@ -147,6 +110,32 @@ SELECT {', '.join(BATCH_COLUMNS)}, status, {', '.join(STATUSES)} FROM stated
 WHERE (:status IS NULL OR status = :status)
 ORDER BY id DESC LIMIT :limit
 """
+
+
+def _batch_dict(row: tuple) -> dict:
+    item = dict(zip(BATCH_COLUMNS + ('status',), row))
+    item['counts'] = dict(zip(STATUSES, row[len(BATCH_COLUMNS) + 1:]))
+    return item
+
+
+def _batch(hub: Hub, batch_id: int, *, with_commands: bool) -> dict:
+    row = hub.db.execute_sql(_BATCHES_SQL, {'id': batch_id, 'project': None, 'cursor': None,
+                                            'status': None, 'limit': 1, 'candidates': 1}
+                             ).fetchone()
+    if row is None:
+        raise NotFoundError(BATCH_NOT_FOUND.format(batch_id))
+    item = _batch_dict(row)
+    if with_commands:
+        item['commands'] = [command_dict(r) for r in hub.db.execute_sql(
+            _COMMAND_SELECT + ' WHERE batch_id = ? ORDER BY seq', (batch_id,))]
+    return item
+
+
+def batch(hub: Hub, batch_id: int) -> dict:
+    """One batch with its status, counts and commands."""
+    batch_id = _positive_int(batch_id, 'id', BATCH_NOT_FOUND)
+    with hub.read():
+        return _batch(hub, batch_id, with_commands=True)
 
 
 def batches(hub: Hub, *, status: str | None = None, project: str | None = None,
@@ -163,19 +152,14 @@ def batches(hub: Hub, *, status: str | None = None, project: str | None = None,
     after = decode_cursor(cursor, (int,))
     after = after[0] if after else None
     with hub.read():
-        rows = hub.db.execute_sql(_BATCHES_SQL, {'project': project, 'cursor': after,
+        rows = hub.db.execute_sql(_BATCHES_SQL, {'id': None, 'project': project, 'cursor': after,
                                                  'status': status, 'limit': limit + 1,
                                                  # without a status filter only one page of
                                                  # batches needs its counts
                                                  'candidates': -1 if status else limit + 1}
                                   ).fetchall()
     rows, next_cursor = page(rows, limit, lambda row: [row[0]])
-    items = []
-    for row in rows:
-        item = dict(zip(BATCH_COLUMNS + ('status',), row))
-        item['counts'] = dict(zip(STATUSES, row[len(BATCH_COLUMNS) + 1:]))
-        items.append(item)
-    return {'items': items, 'next_cursor': next_cursor}
+    return {'items': [_batch_dict(row) for row in rows], 'next_cursor': next_cursor}
 
 
 # --- creating and cancelling ---------------------------------------------------------------------
@@ -321,4 +305,4 @@ def __getattr__(name: str):
     raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 
 __all__ = ['create_batch', 'batch', 'batches', 'cancel_batch', 'command', 'claim_command',
-           'report_command', 'agents', 'batch_status']
+           'report_command', 'agents']
