@@ -2,12 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
-import queue
-import subprocess
-import sys
-import threading
-import time
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -72,49 +66,17 @@ class LiveServer(dict):
     """A running ``sdlc-hub serve`` subprocess: url, tokens, data_dir, process."""
 
     def stop(self, timeout: float = 10) -> int:
-        process = self['process']
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        return process.returncode
+        return self['server'].stop(timeout)
 
 
 def start_server(data_dir, *extra_args: str, timeout: float = 30) -> LiveServer:
-    """Start ``python -m hubweb.cli serve`` on a free loopback port and wait for its URL line."""
-    command = [sys.executable, '-m', 'hubweb.cli', 'serve', '--data', str(data_dir),
-               '--host', '127.0.0.1', '--port', '0', *extra_args]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               env={**os.environ, 'PYTHONUNBUFFERED': '1'})
-    # Both pipes are drained by threads from the start (a chatty server never blocks on a full
-    # pipe, and a silent one never blocks the test on readline): stdout lines go to a queue.
-    lines: queue.Queue[str] = queue.Queue()
-    errors: list[str] = []
-    threading.Thread(target=lambda: [lines.put(line) for line in process.stdout],
-                     daemon=True).start()
-    threading.Thread(target=lambda: [errors.append(line) for line in process.stderr],
-                     daemon=True).start()
-    deadline = time.monotonic() + timeout
-    url = None
-    while url is None and time.monotonic() < deadline and process.poll() is None:
-        try:
-            line = lines.get(timeout=0.2)
-        except queue.Empty:
-            continue
-        if line.startswith('sdlc-hub listening on '):
-            url = line.split()[-1]
-    if url is None:
-        process.kill()
-        process.wait()
-        raise RuntimeError(f'server did not start: {"".join(errors)[-2000:]}')
-    tokens = json.loads(subprocess.run(
-        [sys.executable, '-m', 'hubweb.cli', 'tokens', '--data', str(data_dir)],
-        capture_output=True, text=True, check=True).stdout)
-    return LiveServer(url=url, agent_token=tokens['agent'], client_token=tokens['client'],
-                      data_dir=data_dir, process=process)
+    """Start ``sdlc-hub serve`` on a free loopback port (``hubweb.sim.server``) with its tokens."""
+    from hubweb.sim.server import ServerProcess
+
+    server = ServerProcess(data_dir, start_timeout=timeout, extra_args=extra_args)
+    tokens = server.tokens()
+    return LiveServer(url=server.url, agent_token=tokens['agent'], client_token=tokens['client'],
+                      data_dir=data_dir, process=server.process, server=server)
 
 
 @pytest.fixture

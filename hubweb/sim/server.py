@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import signal
 import subprocess
 import sys
@@ -25,25 +26,29 @@ class ServerProcess:
              '--host', '127.0.0.1', '--port', str(port), '--threads', str(threads), *extra_args],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding='utf-8',
             errors='replace', env={**os.environ, 'PYTHONUNBUFFERED': '1'})
-        self.url = self._wait_for_url(start_timeout)
+        # The output is drained by a thread from the start: a chatty server never blocks on a
+        # full pipe, and a silent or hung one never blocks the caller on readline().
+        self._lines: queue.Queue[str] = queue.Queue()
         self._reader = threading.Thread(target=self._drain, daemon=True)
         self._reader.start()
+        self.url = self._wait_for_url(start_timeout)
 
     def _wait_for_url(self, timeout: float) -> str:
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            line = self.process.stdout.readline()
-            if not line:
-                break
-            self.output.append(line)
+        while time.monotonic() < deadline and self.process.poll() is None:
+            try:
+                line = self._lines.get(timeout=0.2)
+            except queue.Empty:
+                continue
             if line.startswith(LISTENING):
                 return line[len(LISTENING):].strip()
         self.kill()
-        raise RuntimeError('сервер не запустился:\n' + ''.join(self.output))
+        raise RuntimeError('сервер не запустился:\n' + self.log_text()[-3000:])
 
     def _drain(self) -> None:
         for line in self.process.stdout:
             self.output.append(line)
+            self._lines.put(line)
 
     def tokens(self) -> dict[str, str]:
         """Agent and client tokens, read through ``sdlc-hub tokens``."""
@@ -60,14 +65,15 @@ class ServerProcess:
                 self.process.kill()
         self.process.wait(timeout=30)
 
-    def stop(self) -> None:
-        """Graceful stop (SIGTERM), then kill if it hangs."""
+    def stop(self, timeout: float = 15) -> int:
+        """Graceful stop (SIGTERM), then kill if it hangs; the exit code."""
         if self.process.poll() is None:
             self.process.terminate()
             try:
-                self.process.wait(timeout=15)
+                self.process.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 self.kill()
+        return self.process.returncode
 
     def log_text(self) -> str:
         return ''.join(self.output)
