@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-WEB_PACKAGES = ('falcon', 'waitress', 'marshmallow', 'apispec')
+# marshmallow is not here: hublib validates every input with it (issue 11, STYLE 11).
+WEB_PACKAGES = ('falcon', 'waitress', 'apispec', 'mcp')
 SQL = re.compile(r'SELECT |INSERT |UPDATE |DELETE FROM|execute_sql|executemany|\.cursor\(')
 # hubweb/sim is the simulator and benchmark harness (a fake Jira, an agent over HTTP, and a bulk
 # builder of legacy database files for benchmarks), not part of the adapter that serves requests.
