@@ -28,9 +28,12 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
+from marshmallow import Schema
+
 from . import queue
 from .db import Hub
 from .errors import ConflictError, NotFoundError, PayloadTooLargeError, ValidationError
+from .validation import Text
 
 MAX_FILE_BYTES = 256 * 2**20
 CHUNK_BYTES = 2**20
@@ -210,6 +213,12 @@ def attachment(hub: Hub, attachment_id: str) -> dict:
     """Metadata of one attachment plus its ``state`` and ``error`` (404 if not in the mirror)."""
     with hub.read():
         return _attachment(hub, attachment_id)
+
+
+class FetchRequest(Schema):
+    """Body of ``POST /attachments/{id}/fetch`` (optional; may be empty)."""
+
+    author = Text(max_length=200, allow_none=True)
 
 
 def request_fetch(hub: Hub, attachment_id: str, *, author: str | None = None) -> dict:

@@ -107,6 +107,11 @@ def _register_functions(hub: Hub) -> None:
         deterministic=True)
 
 
+def _dicts(cursor) -> list[dict]:
+    names = [column[0] for column in cursor.description]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
 def issue_out(row: dict) -> dict:
     """A selected issue row (``_ISSUE_SELECT``) as the API shows it: labels a list, note nested."""
     item = {name: row[name] for name in ISSUE_COLUMNS}
@@ -140,18 +145,26 @@ def issues(hub: Hub, *, project: str | None = None, status: str | None = None,
     after = decode_cursor(args.get('cursor'), (float, str) if by_relevance else (str,))
     params: dict[str, Any] = {'limit': limit + 1}
     where: list[str] = []
+    tables = ''
     with hub.read():
+        # The first table drives the walk (CROSS JOIN keeps SQLite from reordering): the FTS
+        # matches by relevance, the slice's (label, sort_key) index, or the natural-key index.
+        if by_relevance:
+            tables = 'issue_fts f CROSS JOIN issue_search d ON d.docid = f.rowid JOIN issue i ON i.key = d.key'
         if 'project' in args:
             params['label'] = require_project(hub, args['project'])
-            source = ('issue_member m JOIN issue i ON i.key = m.key', 'm.neighbor', 'm.sort_key')
+            tables = (tables + ' JOIN issue_member m ON m.key = i.key' if by_relevance
+                      else 'issue_member m CROSS JOIN issue i ON i.key = m.key')
             where.append('m.label = :label')
+            neighbor_column, order = 'm.neighbor', 'm.sort_key'
         else:
-            source = ('issue i', 'i.neighbor', _NATURAL)
-        tables, neighbor_column, order = source
+            tables = tables if by_relevance else 'issue i'
+
+            neighbor_column, order = 'i.neighbor', _NATURAL
         if by_relevance:
             params['match'] = search.match_expression(args['text'])
-            tables = ('issue_fts f JOIN issue_search d ON d.docid = f.rowid '
-                      f'JOIN ({tables}) ON i.key = d.key')
+            if params['match'] is None:
+                return {'items': [], 'next_cursor': None}
             where.append('issue_fts MATCH :match')
         for name in ('status', 'assignee'):
             if name in args:
@@ -181,8 +194,7 @@ def issues(hub: Hub, *, project: str | None = None, status: str | None = None,
         sql = (f'SELECT {columns} FROM {tables} LEFT JOIN issue_note n ON n.key = i.key'
                + (' WHERE ' + ' AND '.join(where) if where else '')
                + f' ORDER BY {order} LIMIT :limit')
-        rows = [dict(zip([c[0] for c in cur.description], row)) for cur in
-                [hub.db.execute_sql(sql, params)] for row in cur.fetchall()]
+        rows = _dicts(hub.db.execute_sql(sql, params))
     rows, next_cursor = page(rows, limit, (lambda row: [row['relevance'], row['sort_key']])
                              if by_relevance else (lambda row: [row['sort_key']]))
     return {'items': [issue_out(row) for row in rows], 'next_cursor': next_cursor}
@@ -191,10 +203,9 @@ def issues(hub: Hub, *, project: str | None = None, status: str | None = None,
 def issue_card(hub: Hub, key: str) -> dict:
     """One issue with links both ways, comments, attachments (with state), sprints and note."""
     with hub.read():
-        found = [dict(zip([c[0] for c in cursor.description], row)) for cursor in [
-            hub.db.execute_sql(f'SELECT {_ISSUE_SELECT.format(neighbor="i.neighbor")} FROM issue i '
-                               'LEFT JOIN issue_note n ON n.key = i.key WHERE i.key = ?', (key,))]
-            for row in cursor.fetchall()]
+        found = _dicts(hub.db.execute_sql(
+            f'SELECT {_ISSUE_SELECT.format(neighbor="i.neighbor")} FROM issue i '
+            'LEFT JOIN issue_note n ON n.key = i.key WHERE i.key = ?', (key,)))
         if not found:
             raise NotFoundError(f'задачи {key} нет в зеркале')
         card = issue_out(found[0])

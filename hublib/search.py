@@ -13,7 +13,7 @@ Decisions:
   as ``е``; a snippet therefore shows ``е`` where the text has ``ё``.
 - A query is words, each optionally ending in ``*`` (a prefix); all must match. Anything else
   (quotes, operators, column filters) is read as plain words: FTS5's own syntax never reaches the
-  engine, so no query can fail there.
+  engine, so no query can fail there. A text without a single word matches nothing.
 - Ranking: bm25 with weights summary 10, description 3, comments 1 — a summary hit ranks first.
 """
 from __future__ import annotations
@@ -22,11 +22,9 @@ import json
 import re
 
 from .db import Hub
-from .errors import ValidationError
 
 WEIGHTS = (10.0, 3.0, 1.0)
 SNIPPET_TOKENS = 12
-MAX_TERMS = 16
 
 _FOLD = "replace(replace({text}, 'ё', 'е'), 'Ё', 'Е')"
 _SOURCE_VIEW = f"""
@@ -79,15 +77,12 @@ def index(hub: Hub, keys: list[str]) -> None:
     hub.db.execute_sql(_INDEX, params)
 
 
-def match_expression(text: str) -> str:
-    """The FTS5 query for a user's search text: quoted words (``*`` keeps a prefix), all required."""
+def match_expression(text: str) -> str | None:
+    """The FTS5 query for a user's search text: quoted words (``*`` keeps a prefix), all required;
+    ``None`` when the text holds no word (it matches nothing)."""
     folded = text.replace('ё', 'е').replace('Ё', 'Е')
     terms = [f'"{word}"{star}' for word, star in _WORD.findall(folded)]
-    if not terms:
-        raise ValidationError({'text': ['ожидаются слова для поиска']})
-    if len(terms) > MAX_TERMS:
-        raise ValidationError({'text': [f'не больше {MAX_TERMS} слов']})
-    return ' '.join(terms)
+    return ' '.join(terms) or None
 
 
 RANK_SQL = 'bm25(issue_fts, {}, {}, {})'.format(*WEIGHTS)

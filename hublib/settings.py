@@ -11,7 +11,7 @@ import re
 import secrets
 from typing import Any, Mapping
 
-from marshmallow import Schema, fields
+from marshmallow import Schema, fields, validate
 from peewee import JOIN
 
 from . import modules
@@ -94,6 +94,13 @@ class SettingsChange(Schema):
     relay_dir = fields.String(allow_none=True, validate=Pattern(
         ABSOLUTE_PATH, 'ожидается абсолютный путь папки реле или null'))
     closed_statuses = fields.List(Text(min_length=1))
+
+
+class AgentQuery(Schema):
+    """Query of ``GET /agent/settings``: the agent's module."""
+
+    agent = fields.String(required=True, validate=validate.OneOf(tuple(modules.MODULES)),
+                          metadata={'description': 'модуль агента'})
 
 
 def validate_changes(changes: object) -> dict[str, Any]:
@@ -244,6 +251,6 @@ def tokens(hub: Hub) -> dict[str, str]:
     return setting(hub, 'tokens', {})
 
 
-__all__ = ['SettingsChange', 'validate_changes', 'stored_settings', 'setting', 'ensure_defaults',
+__all__ = ['SettingsChange', 'AgentQuery', 'validate_changes', 'stored_settings', 'setting', 'ensure_defaults',
            'update_settings', 'pacing', 'project_labels', 'base_jql', 'client_settings', 'agent_settings', 'tokens',
            'DEFAULT_PACING', 'DEFAULT_BACKUP_KEEP']

@@ -54,10 +54,18 @@ FIELD_MESSAGES: dict[type, dict[str, str]] = {
     fields.Number: {'invalid': 'ожидается число', 'too_large': 'слишком большое число'},
     fields.Integer: {'invalid': 'ожидается целое число'},
     fields.Float: {'special': 'NaN и бесконечность не допускаются'},
+    fields.Decimal: {'special': 'NaN и бесконечность не допускаются'},
     fields.Boolean: {'invalid': 'ожидается true или false'},
     fields.List: {'invalid': 'ожидается список'},
+    fields.Tuple: {'invalid': 'ожидается список'},
     fields.Mapping: {'invalid': 'ожидается объект'},
     fields.Nested: {'type': 'ожидается объект'},
+    fields.Date: {'invalid': 'ожидается дата ГГГГ-ММ-ДД', 'format': 'неверная дата'},
+    fields.DateTime: {'invalid': 'ожидаются дата и время ISO-8601', 'format': 'неверные дата и время'},
+    fields.Email: {'invalid': 'неверный адрес почты'},
+    fields.Url: {'invalid': 'неверный URL'},
+    fields.UUID: {'invalid_uuid': 'неверный UUID'},
+    fields.Enum: {'unknown': 'ожидается одно из: {choices}'},
 }
 SCHEMA_MESSAGES = {'type': 'ожидается JSON-объект', 'unknown': 'неизвестное поле'}
 VALIDATOR_MESSAGES: dict[type, dict[str, str]] = {
@@ -70,7 +78,14 @@ VALIDATOR_MESSAGES: dict[type, dict[str, str]] = {
                       'message_all': 'длина должна быть от {min} до {max}',
                       'message_equal': 'длина должна быть {equal}'},
     validate.OneOf: {'default_message': 'ожидается одно из: {choices}'},
+    validate.NoneOf: {'default_message': 'недопустимое значение'},
+    validate.Equal: {'default_message': 'ожидается {other}'},
     validate.Regexp: {'default_message': 'строка не подходит под шаблон'},
+    validate.Predicate: {'default_message': 'неверное значение'},
+    validate.ContainsOnly: {'default_message': 'допустимы только: {choices}'},
+    validate.ContainsNoneOf: {'default_message': 'недопустимы: {values}'},
+    validate.URL: {'default_message': 'неверный URL'},
+    validate.Email: {'default_message': 'неверный адрес почты'},
 }
 
 

@@ -795,3 +795,25 @@ def test_hostile_query_values_are_422(aurora, client, client_headers, params, fi
     response = client.simulate_get('/sync-runs', headers=client_headers, params=params)
     assert response.status_code == 422, response.json
     assert field in response.json['fields']
+
+
+# --- issue 10, point 5: natural key order -------------------------------------------------------
+
+def test_issues_come_in_natural_key_order_across_pages(aurora, protocol, client, agent_headers,
+                                                       client_headers):
+    """AURORA-2 before AURORA-10, as Jira shows them: keys of two projects, numbers 1…101."""
+    command = protocol.claimed_refresh({'jql': BASE_JQL})
+    keys = [f'{project}-{n}' for project in ('ZETA', 'AURORA') for n in range(101, 0, -1)]
+    for start in range(0, len(keys), 100):
+        post_state(client, agent_headers, command, [issue(key) for key in keys[start:start + 100]])
+    expected = [f'{project}-{n}' for project in ('AURORA', 'ZETA') for n in range(1, 102)]
+    for params in ({}, {'project': 'AWPCA'}):
+        seen, cursor = [], None
+        for _ in range(20):
+            page = client.simulate_get('/issues', headers=client_headers, params={
+                **params, 'limit': 25, **({'cursor': cursor} if cursor else {})}).json
+            seen += [item['key'] for item in page['items']]
+            cursor = page['next_cursor']
+            if cursor is None:
+                break
+        assert seen == expected, params

@@ -76,7 +76,11 @@ EXPECTED_ERRORS = {
 }
 
 
-def interface_calls(hub) -> list[tuple[str, str, str]]:
+FILTERS = {'project': 'AWPCA', 'limit': '5'}
+
+
+def interface_calls(hub) -> list[tuple[str, str, str, dict]]:
+    """(method, route, path, the FILTERS the route's documented query takes) of every route."""
     calls = []
     for uri, resource in feature_routes(hub):
         if uri.startswith('/agent/'):
@@ -86,21 +90,25 @@ def interface_calls(hub) -> list[tuple[str, str, str]]:
             path = path.replace('{' + name + '}', value)
         for method in METHODS:
             if hasattr(resource, f'on_{method}'):
-                calls.append((method.upper(), uri, path))
+                query = resource.DOC.get(method, {}).get('query')
+                accepted = query().fields if query is not None else {}
+                calls.append((method.upper(), uri, path,
+                              {k: v for k, v in FILTERS.items() if k in accepted}))
     return calls
 
 
 def test_no_interface_route_writes_the_mirror(hub, mirrored, client, client_headers):
     calls = interface_calls(hub)
     assert {('GET', '/issues'), ('GET', '/issues/{key}'), ('GET', '/changes'),
-            ('GET', '/projects/{label}/board')} <= {(m, uri) for m, uri, _ in calls}
-    assert set(EXPECTED_ERRORS) <= {(m, uri) for m, uri, _ in calls}
-    for method, uri, path in calls:
+            ('GET', '/projects/{label}/board')} <= {(m, uri) for m, uri, _, _ in calls}
+    assert set(EXPECTED_ERRORS) <= {(m, uri) for m, uri, _, _ in calls}
+    assert any(filters for *_, filters in calls)
+    for method, uri, path, filters in calls:
         first = client.simulate_request(method, path, headers=client_headers,
                                         json=BODIES.get(uri, {}) if method != 'GET' else None)
         # a second time with query filters where the route reads them
         second = client.simulate_request(method, path, headers=client_headers,
-                                         params={'project': 'AWPCA', 'limit': '5'},
+                                         params=filters,
                                          json=BODIES.get(uri, {}) if method != 'GET' else None)
         statuses = (first.status_code, second.status_code)
         if (method, uri) in EXPECTED_ERRORS:
