@@ -35,6 +35,8 @@ SCREENSHOTS = os.environ.get('SDLC_HUB_SCREENSHOTS')  # e.g. docs/screenshots: w
 VIEWPORT = {'width': 1280, 'height': 800}
 BROWSER_DIR = Path(__file__).resolve().parent
 ON_CI = os.environ.get('CI', '').lower() in ('1', 'true', 'yes')
+# What a view shows when it renders a missing value as text (the fixture's Jira texts have none).
+LEAKED_VALUE = re.compile(r'\b(null|undefined|NaN)\b|\[object ')
 
 
 def _missing() -> str | None:
@@ -272,8 +274,11 @@ class Ui:
         self.wait(view)
 
     def wait(self, view: str | None = None) -> None:
+        """Until the view has rendered; a rendered view never shows a JavaScript non-value."""
         selector = '#main[data-state="ready"]' + (f'[data-view="{view}"]' if view else '')
         self.page.wait_for_selector(selector)
+        shown = self.page.inner_text('#main')
+        assert not LEAKED_VALUE.search(shown), LEAKED_VALUE.search(shown).group(0)
 
     def sign_in(self, hash_path: str = '#/', view: str | None = 'overview') -> None:
         self.open(hash_path, 'sign-in')

@@ -32,9 +32,10 @@ export function append(parent, children) {
   return parent;
 }
 
-export function clear(element) {
+/** Replace an element's children (null/false children are skipped, never shown as "null"). */
+export function fill(element, ...children) {
   element.replaceChildren();
-  return element;
+  return append(element, children);
 }
 
 let idCounter = 0;

@@ -2,7 +2,7 @@
 // #/issues?project=&status=…, #/issues/<key>, #/board/<label>, #/batches?status=,
 // #/batches/<id>, #/new-batch, #/changes.
 import {ApiError, SignedOut, setSignedOutHandler, signOut, token, tryToken} from './api.js';
-import {field, h, message} from './dom.js';
+import {field, fill, h, message} from './dom.js';
 import {routeOf} from './routes.js';
 
 const main = document.getElementById('main');
@@ -70,12 +70,12 @@ async function render() {
   try {
     const content = await view(context);
     if (seq !== renderSeq) return;
-    container.replaceChildren(...[content].flat());
+    fill(container, content);
     settle(name);
   } catch (error) {
     if (error instanceof SignedOut || seq !== renderSeq) return;
     if (!(error instanceof ApiError)) console.warn(error);  // a bug of the page, not of the hub
-    container.replaceChildren(...errorView(error));
+    fill(container, errorView(error));
     settle('error');
   }
 }

@@ -1,7 +1,7 @@
 // #/batches/<id>?command=<id> — one batch: its commands with status, deliveries, error and
 // result; cancel.
 import {get, post, seg} from '../api.js';
-import {details, h, jsonText, message, table} from '../dom.js';
+import {details, fill, h, jsonText, message, table} from '../dom.js';
 import {COMMAND_TYPE, batchStatus, commandStatus, counts, seconds, time} from '../format.js';
 import {section} from './common.js';
 
@@ -10,8 +10,8 @@ const OPEN = new Set(['queued', 'running']);
 function commandsTable(batch, highlighted) {
   const bySeq = new Map(batch.commands.map((c) => [c.id, c.seq]));
   return table('Команды пакета', [
-    {label: '№', cell: (c) => h('span', {id: `command-${c.id}`, class: String(c.id) === highlighted ? 'highlight' : null},
-      `${c.seq} (id ${c.id})`)},
+    {label: '№', cell: (c) => h('span', {id: `command-${c.id}`, title: `id ${c.id}`,
+      class: String(c.id) === highlighted ? 'highlight' : null}, String(c.seq))},
     {label: 'Тип', cell: (c) => h('span', {title: c.type}, COMMAND_TYPE[c.type] || c.type)},
     {label: 'Параметры', cell: (c) => jsonText(c.params)},
     {label: 'Зависит от', cell: (c) => (c.depends_on ? `№${bySeq.get(c.depends_on) ?? `id ${c.depends_on}`}` : '—')},
@@ -73,7 +73,7 @@ export default async function batch({args: [id], query}) {
   const data = await get(`/batches/${seg(id)}`);
   const root = h('div', {});
   const draw = (current, notice = null) => {
-    root.replaceChildren(
+    fill(root,
       h('h1', {tabindex: '-1'}, `Пакет №${current.id}: `, h('span', {class: 'summary'}, current.title)),
       notice ? message(notice, 'ok') : null,
       summary(current),

@@ -2,7 +2,7 @@
 // attachments (state, download through fetch + Blob, fetch request), sprints, the service note
 // editor and the change history.
 import {download, get, post, put, seg} from '../api.js';
-import {details, field, h, message, table} from '../dom.js';
+import {details, field, fill, h, message, table} from '../dom.js';
 import {ATTACHMENT_STATE, FIELD_NAME, SPRINT_STATE, badge, day, size, time} from '../format.js';
 import {address, commandLink, issueLink, rememberAuthor, rememberedAuthor, section, showErrors} from './common.js';
 
@@ -100,7 +100,7 @@ function attachmentAction(attachment, stateCell) {
           attachment.state = answer.state;
           attachment.error = null;
           attachment.command_id = answer.command_id;
-          stateCell.replaceChildren(...attachmentState(attachment));
+          fill(stateCell, attachmentState(attachment));
           render();
         } catch (error) {
           status.textContent = `не удалось: ${error.message}`;
@@ -108,9 +108,9 @@ function attachmentAction(attachment, stateCell) {
         }
       });
     }
-    cell.replaceChildren(...[button,
+    fill(cell, button,
       attachment.state === 'fetching' ? ['ждёт агента: ', commandLink(attachment.command_id)] : null,
-      status].flat().filter(Boolean));
+      status);
   };
   render();
   return cell;
@@ -124,7 +124,7 @@ function attachments(items) {
     {label: 'Автор', cell: (a) => a.author || '—'},
     {label: 'Добавлено', cell: (a) => time(a.created_at || a.created)},
     {label: 'Состояние', cell: (a) => {
-      a.stateCell = h('span', {}, ...attachmentState(a));
+      a.stateCell = h('span', {}, attachmentState(a));
       return a.stateCell;
     }},
     {label: 'Действие', cell: (a) => attachmentAction(a, a.stateCell)},
@@ -166,7 +166,7 @@ function noteEditor(key, note) {
       const saved = await put(`/notes/${seg(key)}`, body);
       for (const f of Object.values(inputs)) f.setError(null);
       rememberAuthor(body.updated_by);
-      meta.replaceChildren(...[noteMeta(saved)].flat());
+      fill(meta, noteMeta(saved));
       status.replaceChildren(message('Заметка сохранена.', 'ok'));
     } catch (error) {
       showErrors(error, inputs, status);
