@@ -129,7 +129,9 @@ def mirror_issues() -> list[dict]:
     """AWPCA owns 1, 2, 3, 10, 11, 66, 100; 9 (epic of 2) and 20 (linked from 1) are its
     neighbours; 30 belongs to ORION only and is not in AWPCA's slice."""
     return [
-        issue(1, status='В работе', sprint_ids=[101], links=[
+        issue(1, status='В работе', sprint_ids=[101], epic_key='AURORA-9', duedate='2026-12-01',
+              planned_start='2026-11-23', planned_end='2026-12-04', sprint='Спринт 1', story_points=3,
+              description='Собрать отчёт по платежам.\nСверить итоги с бухгалтерией.', links=[
             {'type': 'Blocks', 'direction': 'outward', 'key': 'AURORA-20'},
             {'type': 'Relates', 'direction': 'inward', 'key': 'AURORA-3'}],  # AURORA-3's own link
             comments=[{'id': '9001', 'author': 'sidorova', 'created': '2026-10-22T09:00:00.000+0300',

@@ -323,7 +323,8 @@ def test_batch_page_shows_its_commands(ui):
     assert page.locator('h1').inner_text() == f'Пакет №{batch_id}: Комментарии к задачам'
     assert column(page, 'Статус') == ['выдана агенту', 'в очереди']
     assert column(page, 'Выдач') == ['1', '0']
-    assert '"key":"AURORA-1"' in column(page, 'Параметры')[0]
+    assert column(page, 'Параметры') == ['key: AURORA-1\nbody: Проверено',
+                                         'key: AURORA-1\nstatus: Готово']
     ui.screenshot('batch')
 
 
@@ -432,3 +433,52 @@ def test_unknown_address_and_missing_issue_say_so(ui):
     assert ui.page.locator('h1').inner_text() == 'Нет такой страницы'
     ui.go('#/issues/AURORA-999', 'error')
     assert 'AURORA-999' in ui.page.locator('#main').inner_text()
+
+
+# --- keyboard and labels --------------------------------------------------------------------------------
+
+VIEWS = ['#/', '#/projects', '#/issues?project=AWPCA', '#/issues/AURORA-1', '#/board/AWPCA',
+         '#/batches', '#/batches/{refresh_batch}', '#/new-batch', '#/changes']
+UNLABELLED = '''() => [...document.querySelectorAll('input, select, textarea')].filter((el) => {
+  const label = el.id && document.querySelector(`label[for="${el.id}"]`);
+  return !(label && label.textContent.trim()) && !el.getAttribute('aria-label');
+}).map((el) => el.outerHTML)'''
+FAKE_BUTTONS = '''() => [...document.querySelectorAll('[onclick], [role="button"], div[tabindex], span[tabindex]')]
+  .map((el) => el.outerHTML)'''
+
+
+def test_every_view_labels_its_fields_and_uses_real_buttons(ui):
+    ui.sign_in()
+    for address in VIEWS:
+        address = address.format(**ui.hub)
+        ui.go(address)
+        assert ui.page.evaluate(UNLABELLED) == [], address
+        assert ui.page.evaluate(FAKE_BUTTONS) == [], address
+        assert ui.page.locator('h1').count() == 1, address
+
+
+def test_the_pages_work_with_the_keyboard(ui):
+    ui.open('#/', 'sign-in')
+    page = ui.page
+    assert page.evaluate('document.activeElement.name') == 'token'  # focus starts in the field
+    page.keyboard.type(ui.hub['client_token'])
+    page.keyboard.press('Enter')
+    ui.wait('overview')
+    # Tab from the page's heading reaches the navigation, Enter follows a link
+    page.focus('#nav a:text-is("Проекты")')
+    page.keyboard.press('Enter')
+    ui.wait('projects')
+    assert page.evaluate('document.activeElement.tagName') == 'H1'  # focus moves to the new view
+    for _ in range(40):
+        page.keyboard.press('Tab')
+        if page.evaluate('document.activeElement.textContent') == 'AWPCA':
+            break
+    page.keyboard.press('Enter')
+    ui.wait('issues')
+    # the filter form submits with Enter from a field
+    page.focus('input[name="q"]')
+    page.keyboard.type('AURORA-10')
+    page.keyboard.press('Enter')
+    ui.wait('issues')
+    assert 'q=AURORA-10' in page.url
+    assert column(page, 'Ключ') == ['AURORA-10', 'AURORA-100']

@@ -118,8 +118,13 @@ export function message(text, kind = 'error') {
   return h('p', {class: `message message-${kind}`, role: kind === 'error' ? 'alert' : 'status'}, text);
 }
 
-/** JSON of params/results, shown as text. */
-export function jsonText(value) {
+/** Params or a result object as "name: value" lines (nested values as JSON text). */
+export function valueList(value) {
   if (value === null || value === undefined) return '—';
-  return h('code', {class: 'json'}, JSON.stringify(value, null, 0));
+  if (typeof value !== 'object' || Array.isArray(value)) return h('code', {class: 'json'}, JSON.stringify(value));
+  const entries = Object.entries(value);
+  if (!entries.length) return '—';
+  return h('ul', {class: 'values'}, entries.map(([name, item]) => h('li', {},
+    h('span', {class: 'value-name'}, `${name}: `),
+    typeof item === 'string' ? item : h('code', {class: 'json'}, JSON.stringify(item)))));
 }

@@ -1,7 +1,7 @@
 // #/batches/<id>?command=<id> — one batch: its commands with status, deliveries, error and
 // result; cancel.
 import {get, post, seg} from '../api.js';
-import {details, fill, h, jsonText, message, table} from '../dom.js';
+import {details, fill, h, message, table, valueList} from '../dom.js';
 import {COMMAND_TYPE, batchStatus, commandStatus, counts, seconds, time} from '../format.js';
 import {section} from './common.js';
 
@@ -13,15 +13,15 @@ function commandsTable(batch, highlighted) {
     {label: '№', cell: (c) => h('span', {id: `command-${c.id}`, title: `id ${c.id}`,
       class: String(c.id) === highlighted ? 'highlight' : null}, String(c.seq))},
     {label: 'Тип', cell: (c) => h('span', {title: c.type}, COMMAND_TYPE[c.type] || c.type)},
-    {label: 'Параметры', cell: (c) => jsonText(c.params)},
+    {label: 'Параметры', cell: (c) => valueList(c.params)},
     {label: 'Зависит от', cell: (c) => (c.depends_on ? `№${bySeq.get(c.depends_on) ?? `id ${c.depends_on}`}` : '—')},
     {label: 'Статус', cell: (c) => commandStatus(c.status)},
     {label: 'Выдач', cell: (c) => String(c.deliveries), class: 'num'},
     {label: 'Выдана', cell: (c) => time(c.claimed_at)},
     {label: 'Завершена', cell: (c) => time(c.finished_at)},
-    {label: 'Вызовов Jira', cell: (c) => String(c.jira_calls), class: 'num'},
+    {label: 'Вызовы Jira', cell: (c) => String(c.jira_calls), class: 'num'},
     {label: 'Ошибка', cell: (c) => (c.error ? h('span', {class: 'error-text'}, c.error) : '—')},
-    {label: 'Результат', cell: (c) => jsonText(c.result)},
+    {label: 'Результат', cell: (c) => valueList(c.result)},
   ], batch.commands, {empty: 'Команд нет.', hideCaption: true});
 }
 
