@@ -35,6 +35,11 @@ SCREENSHOTS = os.environ.get('SDLC_HUB_SCREENSHOTS')  # e.g. docs/screenshots: w
 VIEWPORT = {'width': 1280, 'height': 800}
 BROWSER_DIR = Path(__file__).resolve().parent
 ON_CI = os.environ.get('CI', '').lower() in ('1', 'true', 'yes')
+RENDERED = '''({view, after}) => {
+  const main = document.getElementById('main');
+  return main.dataset.state === 'ready' && Number(main.dataset.render) > after
+    && (view === null || main.dataset.view === view);
+}'''
 # What a view shows when it renders a missing value as text (the fixture's Jira texts have none).
 LEAKED_VALUE = re.compile(r'\b(null|undefined|NaN)\b|\[object ')
 
@@ -252,6 +257,7 @@ class Ui:
         self.console: list[str] = []
         self.foreign: list[str] = []
         self.allowed_statuses: set[int] = set()
+        self.seen = 0
         page.on('console', lambda msg: self.console.append(f'{msg.type}: {msg.text}')
                 if msg.type == 'error' else None)
         page.on('pageerror', lambda error: self.console.append(f'pageerror: {error}'))
@@ -267,6 +273,7 @@ class Ui:
 
     def open(self, hash_path: str = '#/', view: str | None = None) -> None:
         """Load the page at ``/ui/<hash>`` and wait until the view has rendered."""
+        self.seen = 0  # a new document counts its renders from 1
         self.page.goto(f'{self.origin}/ui/{hash_path}')
         self.wait(view)
 
@@ -276,9 +283,10 @@ class Ui:
         self.wait(view)
 
     def wait(self, view: str | None = None) -> None:
-        """Until the view has rendered; a rendered view never shows a JavaScript non-value."""
-        selector = '#main[data-state="ready"]' + (f'[data-view="{view}"]' if view else '')
-        self.page.wait_for_selector(selector)
+        """Until a render newer than the last one waited for is done (so a click that changes the
+        address is never answered by the view it leaves); it never shows a JavaScript non-value."""
+        self.page.wait_for_function(RENDERED, arg={'view': view, 'after': self.seen})
+        self.seen = int(self.page.get_attribute('#main', 'data-render'))
         shown = self.page.inner_text('#main')
         assert not LEAKED_VALUE.search(shown), LEAKED_VALUE.search(shown).group(0)
 

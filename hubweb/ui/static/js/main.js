@@ -24,7 +24,8 @@ function markNav(path) {
   for (const link of nav.querySelectorAll('a')) {
     const target = link.getAttribute('href');
     const current = target === '#/' ? section === '#/' : section === target
-      || (target === '#/issues' && section === '#/board');
+      || (target === '#/projects' && section === '#/board')
+      || (target === '#/batches' && section === '#/commands');
     if (current) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
@@ -33,6 +34,7 @@ function markNav(path) {
 function settle(view, title) {
   main.dataset.view = view;
   main.dataset.state = 'ready';
+  main.dataset.render = String(renderSeq);  // lets a test tell this render from the previous one
   main.removeAttribute('aria-busy');
   const heading = main.querySelector('h1');
   document.title = `${title || (heading && heading.textContent) || 'sdlc-hub'} — sdlc-hub`;
@@ -64,6 +66,7 @@ async function render() {
   const {name, view, args} = routeOf(path);
   main.dataset.state = 'loading';
   main.setAttribute('aria-busy', 'true');
+  window.scrollTo(0, 0);
   const container = h('div', {class: `view view-${name}`}, h('p', {class: 'loading'}, 'Загрузка…'));
   main.replaceChildren(container);
   const context = {query, args, isCurrent: () => seq === renderSeq};
