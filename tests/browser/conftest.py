@@ -9,8 +9,8 @@ provoked on purpose (``ui.allow_http_errors(422)``).
 
 Chromium: ``/usr/bin/chromium`` (``apt-get install chromium``; override with
 ``$SDLC_HUB_CHROMIUM``). Playwright's own browser downloads are never used. When the browser or
-the ``playwright`` package is missing the tests skip with one line in the summary, except on CI
-(``CI=true``) where that fails the run.
+the ``playwright`` package is missing the tests are left out with one line in the summary, except
+on CI (``CI=true``) where that fails the run.
 """
 from __future__ import annotations
 
@@ -60,10 +60,11 @@ MISSING = _missing()
 def pytest_collection_modifyitems(config, items):
     if MISSING is None or ON_CI:
         return  # on CI the browser fixture fails every test instead
-    skip = pytest.mark.skip(reason=f'browser tests skipped: {MISSING}')
-    for item in items:
-        if BROWSER_DIR in Path(str(item.fspath)).parents:
-            item.add_marker(skip)
+    # Deselected rather than skipped one by one: the run reports them in the one line below.
+    browser_items = [item for item in items if BROWSER_DIR in Path(str(item.fspath)).parents]
+    if browser_items:
+        config.hook.pytest_deselected(items=browser_items)
+        items[:] = [item for item in items if item not in browser_items]
 
 
 def pytest_terminal_summary(terminalreporter):
