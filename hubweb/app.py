@@ -6,7 +6,7 @@ import falcon
 import hublib
 from hublib.db import Hub
 
-from . import errors
+from . import errors, ui
 from .auth import BodyLimit, RequestLog, ThreadConnection, TokenAuth
 from .openapi import OpenApiResource, build_document
 from .schemas import json_handler
@@ -41,4 +41,5 @@ def create_app(hub: Hub) -> falcon.App:
     openapi.document = build_document(routes, version=hublib.__version__)
     for uri, resource in routes:
         app.add_route(uri, resource)
+    ui.install(app)  # the web page: static files and GET / -> /ui/, not API operations
     return app
