@@ -122,7 +122,6 @@ def test_projects_show_own_and_neighbour_counts_and_lead_to_issues_and_board(ui)
 
 # --- issues --------------------------------------------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason='natural key order lands with issue 10 on main')
 def test_issue_list_of_a_project_is_its_own_issues_and_neighbours_in_natural_key_order(ui):
     ui.sign_in('#/issues?project=AWPCA', view='issues')
     keys = column(ui.page, 'Ключ')
