@@ -76,5 +76,5 @@ def _start_backups(hub: Hub, stop: threading.Event) -> None:
 def _start_demo(hub: Hub, url: str) -> None:
     from hublib import settings
 
-    from .sim import start_demo
+    from .demo import start_demo
     start_demo(hub, url, settings.tokens(hub)['agent'])

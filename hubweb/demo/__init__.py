@@ -1,5 +1,10 @@
-"""Simulation: a generated Jira (``fake_jira``) and a jira agent speaking the real HTTP protocol
-(``agent``), reused by tests, benchmarks and the demo mode of ``sdlc-hub serve --demo``."""
+"""The demo of ``sdlc-hub serve --demo``: a generated Jira (``fake_jira``), a jira agent speaking
+the real HTTP protocol against it (``agent``), and the start-up that fills a fresh hub.
+
+Shipped because ``serve --demo`` runs it; tests and benchmarks reuse the agent and the fake Jira.
+What only tests and benchmarks need (a server in a child process, a load generator, builders of
+legacy database files) lives in ``tests/support``.
+"""
 from __future__ import annotations
 
 import logging
@@ -11,7 +16,7 @@ from hublib.errors import ConflictError
 from .agent import Faults, HubClient, HubHTTPError, SimAgent
 from .fake_jira import KANBAN_BOARD, SCRUM_BOARD, FakeJira
 
-log = logging.getLogger('hubweb.sim')
+log = logging.getLogger('hubweb.demo')
 
 DEMO_ISSUES = 300
 DEMO_SEED = 7
