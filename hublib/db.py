@@ -17,7 +17,7 @@ from pathlib import Path
 from peewee import Database, SchemaManager, SqliteDatabase
 
 from . import migrations
-from .errors import MigrationError, SchemaError
+from .errors import HubError, MigrationError, NotFoundError, SchemaError
 from .models import MODELS, SCHEMA_VERSION
 from .timeutil import Clock, format_utc, parse_utc, system_clock
 
@@ -77,11 +77,34 @@ def default_data_dir() -> Path:
     return Path(os.environ.get('SDLC_HUB_DATA') or './hub-data')
 
 
-def open_hub(data_dir: str | os.PathLike | None = None, *, clock: Clock = system_clock) -> Hub:
-    """Open (create or migrate) the hub in ``data_dir`` and fill default settings."""
+def check_data_dir(data_dir: Path) -> None:
+    """Refuse a data directory that is a file, or lies under one («… — не каталог»)."""
+    for path in (data_dir, *data_dir.parents):
+        if path.exists():
+            if not path.is_dir():
+                raise HubError(f'{path} — не каталог')
+            return
+
+
+def hub_exists(data_dir: str | os.PathLike) -> bool:
+    """True when ``data_dir`` holds a hub database (a non-empty ``hub.sqlite``)."""
+    db_path = Path(data_dir) / DB_FILE
+    return db_path.is_file() and db_path.stat().st_size > 0
+
+
+def open_hub(data_dir: str | os.PathLike | None = None, *, clock: Clock = system_clock,
+             create: bool = True) -> Hub:
+    """Open (create or migrate) the hub in ``data_dir`` and fill default settings.
+
+    ``create=False`` opens only an existing hub: with no ``hub.sqlite`` it raises NotFoundError
+    and creates nothing (a mistyped path must not become a new hub with new tokens).
+    """
     from . import settings  # settings imports this module for Hub
 
     data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
+    check_data_dir(data_dir)
+    if not create and not hub_exists(data_dir):
+        raise NotFoundError(f'нет базы хаба в {data_dir.resolve()}: нет файла {DB_FILE}')
     for directory in (data_dir, data_dir / 'backups', data_dir / 'files'):
         directory.mkdir(parents=True, exist_ok=True)
         secure_directory(directory)
@@ -247,4 +270,4 @@ def copy_database(source: sqlite3.Connection, target: Path) -> None:
 
 
 __all__ = ['Hub', 'open_hub', 'prepare_schema', 'copy_database', 'secure_directory',
-           'default_data_dir']
+           'default_data_dir', 'check_data_dir', 'hub_exists']

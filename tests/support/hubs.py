@@ -1,0 +1,29 @@
+"""Data directories as tests meet them: a snapshot of every byte, and a hub as a team has it."""
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE_CONFIG = ROOT / 'scripts' / 'config.example.json'
+
+
+def snapshot(directory: Path) -> dict[str, bytes] | None:
+    """Every file under ``directory`` with its bytes (None when the directory does not exist)."""
+    if not directory.exists():
+        return None
+    return {path.relative_to(directory).as_posix(): path.read_bytes() if path.is_file() else b'<dir>'
+            for path in sorted(directory.rglob('*'))}
+
+
+def real_hub(data_dir: Path) -> None:
+    """A hub as a team has it: imported settings, projects, a batch waiting for the real agent."""
+    from hublib import open_hub, queue
+    from hubweb.cli import main
+
+    assert main(['init', '--data', str(data_dir), '--config', str(EXAMPLE_CONFIG)]) == 0
+    hub = open_hub(data_dir)
+    try:
+        queue.create_batch(hub, title='Настоящая работа', author='ivanov', commands=[
+            {'type': 'add_comment', 'params': {'key': 'AURORA-1', 'body': 'для настоящей Jira'}}])
+    finally:
+        hub.close()
