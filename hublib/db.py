@@ -11,13 +11,16 @@ import logging
 import os
 import sqlite3
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from peewee import Database, SchemaManager, SqliteDatabase
 
 from . import migrations
-from .errors import HubError, MigrationError, NotFoundError, SchemaError
+from .errors import (HubError, MigrationError, NotFoundError, SchemaError, StorageFullError,
+                     is_storage_full)
 from .models import MODELS, SCHEMA_VERSION
 from .timeutil import Clock, format_utc, parse_utc, system_clock
 
@@ -32,6 +35,18 @@ PRAGMAS = (
 )
 
 
+class HubDatabase(SqliteDatabase):
+    """Peewee's SQLite database, with a rollback that knows SQLite may have done it already."""
+
+    def rollback(self) -> None:
+        # On SQLITE_FULL (and I/O errors) SQLite may roll the whole transaction back by itself;
+        # peewee's transaction then sends ROLLBACK again, which fails with «cannot rollback - no
+        # transaction is active» and buries the real error under a second traceback.
+        if not self.is_closed() and not self.connection().in_transaction:
+            return
+        super().rollback()
+
+
 @dataclass
 class Hub:
     """An open hub: its paths, its database and its clock. Pass it to every hublib operation."""
@@ -41,6 +56,9 @@ class Hub:
     clock: Clock = field(default=system_clock)
     # Schema version the file had before this open (None: created now); set by open_hub.
     opened_at_version: int | None = None
+    # Hub time of the first write that failed for lack of space since the last one that
+    # committed (None: the last write committed). Per process; /health reports it.
+    storage_full_since: str | None = None
 
     @property
     def db_path(self) -> Path:
@@ -58,9 +76,28 @@ class Hub:
         """Current hub time (UTC, seconds)."""
         return format_utc(self.clock())
 
-    def write(self):
-        """A write transaction: ``BEGIN IMMEDIATE`` at the top level, a savepoint when nested."""
-        return self.db.atomic('IMMEDIATE')
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        """A write transaction: ``BEGIN IMMEDIATE`` at the top level, a savepoint when nested.
+
+        A full disk is an expected condition, not a bug: the block is rolled back (by SQLite or
+        by us, once), nothing of it is written, and StorageFullError is raised instead of the
+        driver's error; ``storage_full_since`` holds until a top-level write commits.
+        """
+        top = not self.db.in_transaction()
+        try:
+            with self.db.atomic('IMMEDIATE'):
+                yield
+        except HubError:
+            raise  # deliberate (a nested block's StorageFullError, a MigrationError, ...)
+        except Exception as exc:
+            if not is_storage_full(exc):
+                raise
+            if self.storage_full_since is None:
+                self.storage_full_since = self.now()
+            raise StorageFullError() from exc
+        if top:
+            self.storage_full_since = None
 
     def read(self):
         """A read transaction: one consistent snapshot for several queries."""
@@ -116,8 +153,8 @@ def open_hub(data_dir: str | os.PathLike | None = None, *, clock: Clock = system
         if isinstance(exc, sqlite3.OperationalError):  # locked for too long: not the file's fault
             raise
         raise SchemaError(f'{db_path} не открывается как база SQLite: {exc}') from exc
-    db = SqliteDatabase(str(db_path), pragmas=PRAGMAS, timeout=BUSY_TIMEOUT_MS / 1000,
-                        check_same_thread=False)
+    db = HubDatabase(str(db_path), pragmas=PRAGMAS, timeout=BUSY_TIMEOUT_MS / 1000,
+                     check_same_thread=False)
     hub = Hub(data_dir=data_dir, db=db, clock=clock)
     try:
         hub.opened_at_version, _ = prepare_schema(hub)

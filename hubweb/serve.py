@@ -104,8 +104,10 @@ def serve(hub: Hub, *, host: str = '127.0.0.1', port: int = 8640, threads: int =
         signal.signal(signal.SIGTERM, shutdown)
     try:
         _start_backups(hub, stop)
-        for line in startup_lines(url, hub, threads, demo=demo):
-            print(line, flush=True)
+        # One write: print() sends the text and its newline apart, and a log line of the backup
+        # thread (stderr may share the pipe) could land between the URL and its end of line.
+        sys.stdout.write(''.join(f'{line}\n' for line in startup_lines(url, hub, threads, demo=demo)))
+        sys.stdout.flush()
         if demo:
             _start_demo(hub, url)
         server.run()  # returns after Ctrl+C / SIGTERM, workers drained

@@ -284,6 +284,23 @@ def test_version_names_the_package_and_schema_version():
     assert result.stdout == f'sdlc-hub {__version__} (схема базы v9)\n'
 
 
+def test_backup_on_a_full_disk_is_exit_1_one_line_and_leaves_no_partial_copy(data_dir, capsys,
+                                                                              monkeypatch):
+    assert cli(capsys, 'migrate', '--data', str(data_dir))[0] == 0
+    real_connect = sqlite3.connect
+
+    def connect_to_a_full_disk(database, *args, **kwargs):  # issue 10, point 8
+        connection = real_connect(database, *args, **kwargs)
+        if str(database).endswith('.tmp'):  # the copy being written has no room
+            connection.execute('PRAGMA max_page_count = 2')
+        return connection
+    monkeypatch.setattr(sqlite3, 'connect', connect_to_a_full_disk)
+    code, out, err = cli(capsys, 'backup', '--data', str(data_dir))
+    assert (code, out) == (1, '')
+    assert err.splitlines() == ['sdlc-hub backup: на диске нет места: резервная копия не сделана']
+    assert list((data_dir / 'backups').iterdir()) == []
+
+
 # --- the demo never touches a hub it did not create (issue 10, point 1) ---------------------------
 
 def test_serve_demo_on_a_real_hub_is_exit_1_and_leaves_it_byte_for_byte(data_dir, capsys):
