@@ -14,7 +14,7 @@ from hublib import open_hub, settings
 from hublib.migrations import create_legacy_database
 from hubweb import create_app
 from hubweb.cli import main
-from tests.support.hubs import real_hub, snapshot
+from tests.support.hubs import fill_disk_for_copies, real_hub, snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / 'scripts' / 'config.example.json'
@@ -287,14 +287,7 @@ def test_version_names_the_package_and_schema_version():
 def test_backup_on_a_full_disk_is_exit_1_one_line_and_leaves_no_partial_copy(data_dir, capsys,
                                                                               monkeypatch):
     assert cli(capsys, 'migrate', '--data', str(data_dir))[0] == 0
-    real_connect = sqlite3.connect
-
-    def connect_to_a_full_disk(database, *args, **kwargs):  # issue 10, point 8
-        connection = real_connect(database, *args, **kwargs)
-        if str(database).endswith('.tmp'):  # the copy being written has no room
-            connection.execute('PRAGMA max_page_count = 2')
-        return connection
-    monkeypatch.setattr(sqlite3, 'connect', connect_to_a_full_disk)
+    fill_disk_for_copies(monkeypatch)  # the copy being written has no room (issue 10, point 8)
     code, out, err = cli(capsys, 'backup', '--data', str(data_dir))
     assert (code, out) == (1, '')
     assert err.splitlines() == ['sdlc-hub backup: на диске нет места: резервная копия не сделана']

@@ -11,17 +11,9 @@ import pytest
 
 from hublib import NotFoundError, backups, notes
 from hublib.errors import StorageFullError, is_storage_full
+from tests.support.hubs import fill_disk, fill_disk_for_copies, free_disk
 
 BIG_NOTE = {'owner_note': 'заметка ' * 2000, 'updated_by': 'ivanov'}
-
-
-def fill_disk(hub) -> None:
-    pages = hub.db.execute_sql('PRAGMA page_count').fetchone()[0]
-    hub.db.execute_sql(f'PRAGMA max_page_count = {pages}')
-
-
-def free_disk(hub) -> None:
-    hub.db.execute_sql('PRAGMA max_page_count = 1073741823')
 
 
 def test_write_on_a_full_disk_raises_storage_full_and_is_remembered_until_a_commit(hub, clock):
@@ -85,16 +77,9 @@ def test_is_storage_full_reads_the_error_codes(error, expected):
 
 
 def test_backup_on_a_full_disk_raises_and_leaves_no_partial_copy(hub, monkeypatch):
-    real_connect = sqlite3.connect
-
-    def connect_to_a_full_disk(database, *args, **kwargs):
-        connection = real_connect(database, *args, **kwargs)
-        if str(database).endswith('.tmp'):  # the copy being written
-            connection.execute('PRAGMA max_page_count = 2')
-        return connection
-    monkeypatch.setattr(sqlite3, 'connect', connect_to_a_full_disk)
+    fill_disk_for_copies(monkeypatch)
     with pytest.raises(StorageFullError, match='резервная копия не сделана'):
         backups.backup(hub)
     assert list(hub.backups_dir.iterdir()) == []
-    monkeypatch.setattr(sqlite3, 'connect', real_connect)
+    monkeypatch.undo()
     assert backups.backup(hub).is_file()

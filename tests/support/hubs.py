@@ -27,3 +27,28 @@ def real_hub(data_dir: Path) -> None:
             {'type': 'add_comment', 'params': {'key': 'AURORA-1', 'body': 'для настоящей Jira'}}])
     finally:
         hub.close()
+
+
+# --- a full disk without a full disk: SQLite's page limit (issue 10, point 8) ----------------------
+
+def fill_disk(hub) -> None:
+    """No page may be added to the database on this thread's connection from now on."""
+    pages = hub.db.execute_sql('PRAGMA page_count').fetchone()[0]
+    hub.db.execute_sql(f'PRAGMA max_page_count = {pages}')
+
+
+def free_disk(hub) -> None:
+    hub.db.execute_sql('PRAGMA max_page_count = 1073741823')
+
+
+def fill_disk_for_copies(monkeypatch) -> None:
+    """Every SQLite file written through a ``*.tmp`` name (a backup being copied) has no room."""
+    import sqlite3
+    real_connect = sqlite3.connect
+
+    def connect(database, *args, **kwargs):
+        connection = real_connect(database, *args, **kwargs)
+        if str(database).endswith('.tmp'):
+            connection.execute('PRAGMA max_page_count = 2')
+        return connection
+    monkeypatch.setattr(sqlite3, 'connect', connect)

@@ -7,18 +7,9 @@ from __future__ import annotations
 import logging
 
 from hubweb.demo.fake_jira import FakeJira
+from tests.support.hubs import fill_disk, free_disk
 
 from .test_errors import assert_error_shape
-
-
-def fill_disk(hub) -> None:
-    """No page may be added to the database from now on (this thread's connection)."""
-    pages = hub.db.execute_sql('PRAGMA page_count').fetchone()[0]
-    hub.db.execute_sql(f'PRAGMA max_page_count = {pages}')
-
-
-def free_disk(hub) -> None:
-    hub.db.execute_sql('PRAGMA max_page_count = 1073741823')
 
 
 def keys_in_mirror(hub) -> set[str]:
