@@ -1,8 +1,9 @@
-"""Opening the hub: data directory, SQLite connection, schema creation and migration.
+"""The hub's database: data directory, SQLite connection, schema creation and migration.
 
-``open_hub`` is the one entry point. It is safe to call from many processes at once on the same
-data directory: creation and migration happen inside ``BEGIN IMMEDIATE`` after re-reading the
-schema version, so exactly one caller does the work and the others find it done.
+``hublib.startup.open_hub`` is the entry point that puts these together. Creation and migration
+are safe from many processes at once on the same data directory: they happen inside
+``BEGIN IMMEDIATE`` after re-reading the schema version, so exactly one caller does the work and
+the others find it done.
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from peewee import Database, SchemaManager, SqliteDatabase
 from . import migrations
 from .errors import (HubError, MigrationError, NotFoundError, SchemaError, StorageFullError,
                      is_storage_full)
-from .models import MODELS, SCHEMA_VERSION
+from .models import INTERNAL_MODELS, MODELS, SCHEMA_VERSION
 from .timeutil import Clock, format_utc, parse_utc, system_clock
 
 log = logging.getLogger('hublib')
@@ -129,22 +130,21 @@ def hub_exists(data_dir: str | os.PathLike) -> bool:
     return db_path.is_file() and db_path.stat().st_size > 0
 
 
-def open_hub(data_dir: str | os.PathLike | None = None, *, clock: Clock = system_clock,
-             create: bool = True) -> Hub:
-    """Open (create or migrate) the hub in ``data_dir`` and fill default settings.
-
-    ``create=False`` opens only an existing hub: with no ``hub.sqlite`` it raises NotFoundError
-    and creates nothing (a mistyped path must not become a new hub with new tokens).
-    """
-    from . import settings  # settings imports this module for Hub
-
-    data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
-    check_data_dir(data_dir)
-    if not create and not hub_exists(data_dir):
+def require_hub(data_dir: Path) -> None:
+    """NotFoundError «нет базы хаба в …» unless ``data_dir`` holds a hub; creates nothing."""
+    if not hub_exists(data_dir):
         raise NotFoundError(f'нет базы хаба в {data_dir.resolve()}: нет файла {DB_FILE}')
+
+
+def prepare_directories(data_dir: Path) -> None:
+    """Create ``<data>``, ``backups/`` and ``files/`` when missing and make them private."""
     for directory in (data_dir, data_dir / 'backups', data_dir / 'files'):
         directory.mkdir(parents=True, exist_ok=True)
         secure_directory(directory)
+
+
+def connect(data_dir: Path, *, clock: Clock = system_clock) -> Hub:
+    """A Hub on ``<data>/hub.sqlite`` (WAL, pragmas); refuses a file from a newer hub untouched."""
     db_path = data_dir / DB_FILE
     _refuse_newer(_peek_version(db_path))  # before WAL: switching the mode rewrites the header
     try:
@@ -155,14 +155,7 @@ def open_hub(data_dir: str | os.PathLike | None = None, *, clock: Clock = system
         raise SchemaError(f'{db_path} не открывается как база SQLite: {exc}') from exc
     db = HubDatabase(str(db_path), pragmas=PRAGMAS, timeout=BUSY_TIMEOUT_MS / 1000,
                      check_same_thread=False)
-    hub = Hub(data_dir=data_dir, db=db, clock=clock)
-    try:
-        hub.opened_at_version, _ = prepare_schema(hub)
-        settings.ensure_defaults(hub)
-    except BaseException:
-        db.close()
-        raise
-    return hub
+    return Hub(data_dir=data_dir, db=db, clock=clock)
 
 
 def secure_directory(directory: Path) -> None:
@@ -287,6 +280,14 @@ def _migrate(hub: Hub, old: int) -> None:
     log.info('схема v%d -> v%d, копия %s', old, SCHEMA_VERSION, backup)
 
 
+def create_internal_tables(hub: Hub) -> list[str]:
+    """Create the hub's own tables (``models.INTERNAL_MODELS``) that are missing; their names."""
+    missing = [model for model in INTERNAL_MODELS if not hub.db.table_exists(model._meta.table_name)]
+    for model in missing:
+        SchemaManager(model, database=hub.db).create_all(safe=True)
+    return [model._meta.table_name for model in missing]
+
+
 def copy_database(source: sqlite3.Connection, target: Path) -> None:
     """Consistent copy through the SQLite backup API (includes the WAL), temp name + rename."""
     temp = target.with_name(target.name + '.tmp')
@@ -304,7 +305,20 @@ def copy_database(source: sqlite3.Connection, target: Path) -> None:
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
+    fsync_directory(target.parent)
 
 
-__all__ = ['Hub', 'open_hub', 'prepare_schema', 'copy_database', 'secure_directory',
-           'default_data_dir', 'check_data_dir', 'hub_exists']
+def fsync_directory(directory: Path) -> None:
+    """Make a rename in ``directory`` durable (POSIX); Windows cannot open a directory, nor needs to."""
+    if os.name != 'posix':
+        return
+    descriptor = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+__all__ = ['Hub', 'connect', 'prepare_directories', 'prepare_schema', 'create_internal_tables',
+           'copy_database', 'fsync_directory', 'secure_directory', 'default_data_dir',
+           'check_data_dir', 'hub_exists', 'require_hub', 'HubDatabase']

@@ -75,7 +75,7 @@ def _hub(args, *, create: bool = True) -> Iterator[Hub]:
 
 
 def _init(args) -> None:
-    from hublib import settings
+    from hublib import config as config_import
     try:
         config = json.loads(args.config.read_text(encoding='utf-8-sig'))  # Notepad writes a BOM
     except OSError as exc:
@@ -85,7 +85,7 @@ def _init(args) -> None:
     if not isinstance(config, dict):
         raise HubError(f'конфиг {args.config} должен быть JSON-объектом')
     with _hub(args) as hub:
-        result = settings.import_config(hub, config)
+        result = config_import.import_config(hub, config)
         created = ', '.join(result['projects_created']) or 'нет'
         print(f'настройки импортированы в {hub.data_dir}; новые проекты: {created}')
 

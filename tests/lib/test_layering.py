@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-WEB_PACKAGES = ('falcon', 'waitress', 'marshmallow', 'apispec')
+# marshmallow is not here: hublib validates every input with it (issue 11, STYLE 11).
+WEB_PACKAGES = ('falcon', 'waitress', 'apispec', 'mcp')
 SQL = re.compile(r'SELECT |INSERT |UPDATE |DELETE FROM|execute_sql|executemany|\.cursor\(')
 # What only a test or a benchmark needs: starting processes (a server harness, load workers),
 # writing database files by hand (legacy builders), the test framework and the test tree itself.

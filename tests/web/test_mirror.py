@@ -327,10 +327,10 @@ def test_issue_fields_are_stored_as_sent(aurora, protocol, client, agent_headers
     ({'key': 'AURORA-2', 'labels': 'AWPCA'}, 'issues[1].labels'),
     ({'key': 'AURORA-2', 'summary': 5}, 'issues[1].summary'),
     ({'key': 'AURORA-2', 'links': [{'type': 'Blocks', 'direction': 'up', 'key': 'A-1'}]},
-     'issues[1].links[0]'),
-    ({'key': 'AURORA-2', 'comments': [{'body': 'без id'}]}, 'issues[1].comments[0]'),
+     'issues[1].links[0].direction'),
+    ({'key': 'AURORA-2', 'comments': [{'body': 'без id'}]}, 'issues[1].comments[0].id'),
     ({'key': 'AURORA-2', 'attachments': [{'id': '1', 'size': -1}]}, 'issues[1].attachments[0].size'),
-    ({'key': 'AURORA-2', 'sprint_ids': ['101']}, 'issues[1].sprint_ids'),
+    ({'key': 'AURORA-2', 'sprint_ids': ['101']}, 'issues[1].sprint_ids[0]'),
     ({'key': 'AURORA-2', 'story_points': 'три'}, 'issues[1].story_points'),
     ({'key': 'AURORA-2', 'neighbor': 'yes'}, 'issues[1].neighbor'),
     ('AURORA-2', 'issues[1]'),
@@ -753,8 +753,8 @@ def test_board_of_project_without_board(aurora, client, client_headers):
 @pytest.mark.parametrize('board, field', [
     ({'board_id': 0}, 'boards[0].board_id'),
     ({'board_id': 1, 'type': 'list'}, 'boards[0].type'),
-    ({'board_id': 1, 'columns': [{'name': 'x'}]}, 'boards[0].columns'),
-    ({'board_id': 1, 'sprints': [{'id': 'x'}]}, 'boards[0].sprints[0]'),
+    ({'board_id': 1, 'columns': [{'name': 'x'}]}, 'boards[0].columns[0].statuses'),
+    ({'board_id': 1, 'sprints': [{'id': 'x'}]}, 'boards[0].sprints[0].id'),
 ])
 def test_bad_board_is_422(aurora, client, agent_headers, board, field):
     response = client.simulate_post('/agent/boards', headers=agent_headers,

@@ -3,6 +3,7 @@
 leaves the mirror tables byte-identical."""
 from __future__ import annotations
 
+import hashlib
 import inspect
 
 import pytest
@@ -57,6 +58,10 @@ def mirrored(hub, client, agent_headers, claimed_refresh):
                  'sprints': [{'id': 101, 'name': 'Спринт 1', 'state': 'active'}]}]})):
         response = client.simulate_post(path, headers=agent_headers, json=body)
         assert response.status_code == 200, response.json
+    content = b'%PDF'
+    digest = hashlib.sha256(content).hexdigest()
+    (hub.files_dir / digest).write_bytes(content)
+    files.record_download(hub, '2', digest, len(content))
     before = snapshot(hub)
     assert all(before[table] for table in models.MIRROR_TABLES)
     return before
@@ -67,7 +72,7 @@ def mirrored(hub, client, agent_headers, claimed_refresh):
 EXPECTED_ERRORS = {
     ('POST', '/projects'): (201, 409),  # the second call creates the same label again
     ('GET', '/notes/{key}'): (404, 404),  # read before PUT /notes/{key} creates the note
-    ('GET', '/attachments/{attachment_id}/content'): (409, 409),  # listed, never downloaded
+    # (attachment 2 is downloaded by the fixture, so its content answers 200)
 }
 
 
