@@ -12,13 +12,16 @@ import logging
 import os
 import sqlite3
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from peewee import Database, SchemaManager, SqliteDatabase
 
 from . import migrations
-from .errors import MigrationError, SchemaError
+from .errors import (HubError, MigrationError, NotFoundError, SchemaError, StorageFullError,
+                     is_storage_full)
 from .models import INTERNAL_MODELS, MODELS, SCHEMA_VERSION
 from .timeutil import Clock, format_utc, parse_utc, system_clock
 
@@ -33,6 +36,18 @@ PRAGMAS = (
 )
 
 
+class HubDatabase(SqliteDatabase):
+    """Peewee's SQLite database, with a rollback that knows SQLite may have done it already."""
+
+    def rollback(self) -> None:
+        # On SQLITE_FULL (and I/O errors) SQLite may roll the whole transaction back by itself;
+        # peewee's transaction then sends ROLLBACK again, which fails with «cannot rollback - no
+        # transaction is active» and buries the real error under a second traceback.
+        if not self.is_closed() and not self.connection().in_transaction:
+            return
+        super().rollback()
+
+
 @dataclass
 class Hub:
     """An open hub: its paths, its database and its clock. Pass it to every hublib operation."""
@@ -42,6 +57,9 @@ class Hub:
     clock: Clock = field(default=system_clock)
     # Schema version the file had before this open (None: created now); set by open_hub.
     opened_at_version: int | None = None
+    # Hub time of the first write that failed for lack of space since the last one that
+    # committed (None: the last write committed). Per process; /health reports it.
+    storage_full_since: str | None = None
 
     @property
     def db_path(self) -> Path:
@@ -59,9 +77,28 @@ class Hub:
         """Current hub time (UTC, seconds)."""
         return format_utc(self.clock())
 
-    def write(self):
-        """A write transaction: ``BEGIN IMMEDIATE`` at the top level, a savepoint when nested."""
-        return self.db.atomic('IMMEDIATE')
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        """A write transaction: ``BEGIN IMMEDIATE`` at the top level, a savepoint when nested.
+
+        A full disk is an expected condition, not a bug: the block is rolled back (by SQLite or
+        by us, once), nothing of it is written, and StorageFullError is raised instead of the
+        driver's error; ``storage_full_since`` holds until a top-level write commits.
+        """
+        top = not self.db.in_transaction()
+        try:
+            with self.db.atomic('IMMEDIATE'):
+                yield
+        except HubError:
+            raise  # deliberate (a nested block's StorageFullError, a MigrationError, ...)
+        except Exception as exc:
+            if not is_storage_full(exc):
+                raise
+            if self.storage_full_since is None:
+                self.storage_full_since = self.now()
+            raise StorageFullError() from exc
+        if top:
+            self.storage_full_since = None
 
     def read(self):
         """A read transaction: one consistent snapshot for several queries."""
@@ -76,6 +113,27 @@ class Hub:
 def default_data_dir() -> Path:
     """``$SDLC_HUB_DATA``, else ``./hub-data``."""
     return Path(os.environ.get('SDLC_HUB_DATA') or './hub-data')
+
+
+def check_data_dir(data_dir: Path) -> None:
+    """Refuse a data directory that is a file, or lies under one («… — не каталог»)."""
+    for path in (data_dir, *data_dir.parents):
+        if path.exists():
+            if not path.is_dir():
+                raise HubError(f'{path} — не каталог')
+            return
+
+
+def hub_exists(data_dir: str | os.PathLike) -> bool:
+    """True when ``data_dir`` holds a hub database (a non-empty ``hub.sqlite``)."""
+    db_path = Path(data_dir) / DB_FILE
+    return db_path.is_file() and db_path.stat().st_size > 0
+
+
+def require_hub(data_dir: Path) -> None:
+    """NotFoundError «нет базы хаба в …» unless ``data_dir`` holds a hub; creates nothing."""
+    if not hub_exists(data_dir):
+        raise NotFoundError(f'нет базы хаба в {data_dir.resolve()}: нет файла {DB_FILE}')
 
 
 def prepare_directories(data_dir: Path) -> None:
@@ -95,8 +153,8 @@ def connect(data_dir: Path, *, clock: Clock = system_clock) -> Hub:
         if isinstance(exc, sqlite3.OperationalError):  # locked for too long: not the file's fault
             raise
         raise SchemaError(f'{db_path} не открывается как база SQLite: {exc}') from exc
-    db = SqliteDatabase(str(db_path), pragmas=PRAGMAS, timeout=BUSY_TIMEOUT_MS / 1000,
-                        check_same_thread=False)
+    db = HubDatabase(str(db_path), pragmas=PRAGMAS, timeout=BUSY_TIMEOUT_MS / 1000,
+                     check_same_thread=False)
     return Hub(data_dir=data_dir, db=db, clock=clock)
 
 
@@ -262,4 +320,5 @@ def fsync_directory(directory: Path) -> None:
 
 
 __all__ = ['Hub', 'connect', 'prepare_directories', 'prepare_schema', 'create_internal_tables',
-           'copy_database', 'fsync_directory', 'secure_directory', 'default_data_dir']
+           'copy_database', 'fsync_directory', 'secure_directory', 'default_data_dir',
+           'check_data_dir', 'hub_exists', 'require_hub', 'HubDatabase']

@@ -32,7 +32,8 @@ from marshmallow import Schema
 
 from . import queue
 from .db import Hub
-from .errors import ConflictError, NotFoundError, PayloadTooLargeError, ValidationError
+from .errors import (ConflictError, NotFoundError, PayloadTooLargeError, StorageFullError,
+                     ValidationError, is_storage_full)
 from .validation import Text
 
 MAX_FILE_BYTES = 256 * 2**20
@@ -99,8 +100,10 @@ def store_file(hub: Hub, sha256: str, stream: BinaryIO, *, limit: int = MAX_FILE
             output.flush()
             os.fsync(output.fileno())
         os.replace(temp, target)
-    except BaseException:
+    except BaseException as exc:
         temp.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and is_storage_full(exc):
+            raise StorageFullError('на диске нет места: файл не сохранён') from exc
         raise
     _fsync_directory(hub.files_dir)
     return True

@@ -13,15 +13,23 @@ import os
 from pathlib import Path
 
 from . import search, settings, slices
-from .db import (Hub, connect, create_internal_tables, default_data_dir, prepare_directories,
-                 prepare_schema)
+from .db import (Hub, check_data_dir, connect, create_internal_tables, default_data_dir,
+                 prepare_directories, prepare_schema, require_hub)
 from .models import Project
 from .timeutil import Clock, system_clock
 
 
-def open_hub(data_dir: str | os.PathLike | None = None, *, clock: Clock = system_clock) -> Hub:
-    """Open (create or migrate) the hub in ``data_dir`` and fill default settings."""
+def open_hub(data_dir: str | os.PathLike | None = None, *, clock: Clock = system_clock,
+             create: bool = True) -> Hub:
+    """Open (create or migrate) the hub in ``data_dir`` and fill default settings.
+
+    ``create=False`` opens only an existing hub: with no ``hub.sqlite`` it raises NotFoundError
+    and creates nothing (a mistyped path must not become a new hub with new tokens).
+    """
     data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
+    check_data_dir(data_dir)
+    if not create:
+        require_hub(data_dir)
     prepare_directories(data_dir)
     hub = connect(data_dir, clock=clock)
     try:

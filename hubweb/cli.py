@@ -14,9 +14,11 @@ from typing import Iterator
 
 from peewee import DatabaseError
 
-from hublib import HubError, open_hub
+from hublib import HubError, __version__, open_hub
 from hublib.db import Hub, default_data_dir
 from hublib.models import SCHEMA_VERSION
+
+from .demo import DEMO_DATA_DIR, claim_demo_directory
 
 
 def _int_in(low: int, high: int):
@@ -33,12 +35,15 @@ def _int_in(low: int, high: int):
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog='sdlc-hub', description='sdlc-hub: зеркало Jira и очередь команд агента')
+    parser.add_argument('--version', action='version',
+                        version=f'sdlc-hub {__version__} (схема базы v{SCHEMA_VERSION})')
     commands = parser.add_subparsers(dest='command', required=True)
 
     def command(name: str, help_text: str) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help_text)
         sub.add_argument('--data', type=Path, default=None,
-                         help='каталог данных (по умолчанию $SDLC_HUB_DATA или ./hub-data)')
+                         help='каталог данных (по умолчанию $SDLC_HUB_DATA или ./hub-data; '
+                              'для serve --demo — ./hub-demo)')
         return sub
 
     init = command('init', 'создать/открыть базу и импортировать настройки из конфига jira-sync')
@@ -52,7 +57,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument('--threads', type=_int_in(1, 256), default=8,
                        help='число рабочих потоков waitress')
     serve.add_argument('--demo', action='store_true',
-                       help='демо: проект, настройки и симулятор агента с фальшивой Jira')
+                       help='демо: проекты, настройки и симулятор агента с фальшивой Jira, в своём '
+                            'каталоге (по умолчанию ./hub-demo); чужой непустой каталог не трогает')
     command('backup', 'сделать резервную копию базы в backups/')
     cleanup = command('cleanup', 'убрать из files/ файлы, на которые нет ссылок')
     cleanup.add_argument('--dry-run', action='store_true', help='только показать, ничего не удалять')
@@ -60,8 +66,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 @contextmanager
-def _hub(args) -> Iterator[Hub]:
-    hub = open_hub(args.data)
+def _hub(args, *, create: bool = True) -> Iterator[Hub]:
+    hub = open_hub(args.data, create=create)
     try:
         yield hub
     finally:
@@ -87,7 +93,9 @@ def _init(args) -> None:
 def _migrate(args) -> None:
     with _hub(args) as hub:
         old = hub.opened_at_version
-    if old is None or old == SCHEMA_VERSION:
+    if old is None:
+        print(f'schema v{SCHEMA_VERSION} (created)')
+    elif old == SCHEMA_VERSION:
         print(f'schema v{SCHEMA_VERSION} (up to date)')
     else:
         print(f'schema v{old} -> v{SCHEMA_VERSION}')
@@ -95,12 +103,15 @@ def _migrate(args) -> None:
 
 def _tokens(args) -> None:
     from hublib import settings
-    with _hub(args) as hub:
+    with _hub(args, create=False) as hub:
         print(json.dumps(settings.tokens(hub)))
 
 
 def _serve(args) -> None:
-    from .serve import serve
+    from .serve import check_listen_address, serve  # falcon and waitress load only to serve
+    check_listen_address(args.host, args.port)  # a wrong --host fails before a hub is created
+    if args.demo:
+        claim_demo_directory(args.data)  # refuses a real hub before a byte of it is touched
     logging.basicConfig(level=logging.INFO, format='%(asctime)s %(levelname)s %(name)s: %(message)s')
     hub = open_hub(args.data)
     serve(hub, host=args.host, port=args.port, threads=args.threads, demo=args.demo)
@@ -108,14 +119,14 @@ def _serve(args) -> None:
 
 def _backup(args) -> None:
     from hublib import backups
-    with _hub(args) as hub:
+    with _hub(args, create=False) as hub:
         path = backups.backup(hub)
     print(f'копия: {path}')
 
 
 def _cleanup(args) -> None:
     from hublib import files
-    with _hub(args) as hub:
+    with _hub(args, create=False) as hub:
         result = files.cleanup(hub, dry_run=args.dry_run)
     verb = 'будет удалено' if args.dry_run else 'удалено'
     for name in result['removed']:
@@ -131,7 +142,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``sdlc-hub`` console script."""
     args = _parser().parse_args(argv)
     if args.data is None:
-        args.data = default_data_dir()
+        # The demo never defaults to the real hub's directory ($SDLC_HUB_DATA, ./hub-data).
+        args.data = DEMO_DATA_DIR if getattr(args, 'demo', False) else default_data_dir()
     if args.command != 'serve':
         logging.basicConfig(level=logging.WARNING, format='%(levelname)s %(name)s: %(message)s')
     try:
