@@ -55,12 +55,15 @@ def exists(hub: Hub) -> bool:
     return hub.db.table_exists('issue_fts')
 
 
+_BUILD = (_SOURCE_VIEW, _FTS_TABLE,
+          'INSERT OR IGNORE INTO issue_search (key) SELECT key FROM issue',
+          "INSERT INTO issue_fts (issue_fts) VALUES ('rebuild')")
+
+
 def build(hub: Hub) -> None:
     """Create the index over the whole mirror (caller holds the write transaction)."""
-    for statement in (_SOURCE_VIEW, _FTS_TABLE):
+    for statement in _BUILD:
         hub.db.execute_sql(statement)
-    hub.db.execute_sql('INSERT OR IGNORE INTO issue_search (key) SELECT key FROM issue')
-    hub.db.execute_sql("INSERT INTO issue_fts (issue_fts) VALUES ('rebuild')")
 
 
 def texts(hub: Hub, keys: list[str]) -> dict[str, tuple]:

@@ -25,6 +25,8 @@ import json
 from typing import Iterable
 
 from .db import Hub
+from .models import IssueMember
+from .settings import project_labels
 
 # The SQL spelling of natural_key(); the issue table has an index on exactly this expression.
 NATURAL_KEY_SQL = ("substr({key}, 1, instr({key}, '-')) || "
@@ -63,7 +65,7 @@ _NEIGHBOURS_OF_LABEL = (
 
 def build_slice(hub: Hub, label: str) -> None:
     """(Re)build the rows of one project's slice from the mirror (caller holds the write)."""
-    hub.db.execute_sql('DELETE FROM issue_member WHERE label = ?', (label,))
+    IssueMember.delete().where(IssueMember.label == label).execute(hub.db)
     for statement in (_OWN_OF_LABEL, _NEIGHBOURS_OF_LABEL):
         hub.db.execute_sql(statement, {'label': label})
 
@@ -110,7 +112,7 @@ def refresh_members(hub: Hub, issues: Iterable[tuple[str, list[str]]],
     when only the difference is).
     """
     labels_of = dict(issues)  # a key sent twice in a page: the last one was written
-    labels = {label for (label,) in hub.db.execute_sql('SELECT label FROM project')}
+    labels = set(project_labels(hub))
     if not labels:
         return
     keys = list(labels_of)

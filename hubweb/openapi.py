@@ -26,14 +26,18 @@ METHODS = ('get', 'put', 'post', 'delete', 'patch')
 
 def operation(summary: str, *, response: type[Schema] | Schema | None = None,
               body: type[Schema] | Schema | None = None, query: type[Schema] | None = None,
-              status: int | Iterable[int] = 200, description: str | None = None,
-              request_content: str | None = None, response_content: str | None = None,
-              many: bool = False) -> dict[str, Any]:
-    """Describe one responder for the document (kept as plain data on the resource's ``DOC``)."""
+              path: dict[str, dict] | None = None, status: int | Iterable[int] = 200,
+              description: str | None = None, request_content: str | None = None,
+              response_content: str | None = None, many: bool = False) -> dict[str, Any]:
+    """Describe one responder for the document (kept as plain data on the resource's ``DOC``).
+
+    ``path`` gives the JSON schema of path parameters that are more than any string (a pattern).
+    """
     statuses = [status] if isinstance(status, int) else list(status)
     return {'summary': summary, 'response': response, 'body': body, 'query': query,
-            'statuses': statuses, 'description': description, 'request_content': request_content,
-            'response_content': response_content, 'many': many}
+            'path': path or {}, 'statuses': statuses, 'description': description,
+            'request_content': request_content, 'response_content': response_content,
+            'many': many}
 
 
 def _operation_dict(uri: str, doc: dict[str, Any]) -> dict[str, Any]:
@@ -43,7 +47,8 @@ def _operation_dict(uri: str, doc: dict[str, Any]) -> dict[str, Any]:
         op['description'] = doc['description']
     if role:
         op['security'] = [{f'{role}Token': []}]
-    parameters = [{'in': 'path', 'name': name, 'required': True, 'schema': {'type': 'string'}}
+    parameters = [{'in': 'path', 'name': name, 'required': True,
+                   'schema': doc['path'].get(name, {'type': 'string'})}
                   for name in re.findall(r'{(\w+)}', uri)]
     if doc['query'] is not None:
         parameters.append({'in': 'query', 'schema': doc['query']})
