@@ -4,7 +4,7 @@ bytes the first load transfers.
     .venv/bin/python scripts/bench_ui.py [--issues 50000] [--samples 40]
 
 1. A hub is filled through hublib exactly as ``bench_reads.py`` does (``--issues`` issues of
-   ``hubweb.sim.FakeJira`` with links, comments, sprints, history and boards; projects AWPCA and
+   ``hubweb.demo.FakeJira`` with links, comments, sprints, history and boards; projects AWPCA and
    ORION), plus a few batches and notes.
 2. A real ``sdlc-hub serve`` (waitress, 127.0.0.1, 8 threads) serves it. One client on a
    keep-alive connection plays each view's calls (the same paths ``hubweb/ui/static/js/views``
@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT / 'scripts'))
 
 from bench_reads import fill as fill_mirror, percentile  # noqa: E402
 from hublib import notes, open_hub, queue  # noqa: E402
-from hubweb.sim.server import ServerProcess  # noqa: E402
+from tests.support.server import ServerProcess  # noqa: E402
 
 TARGET_MS = 100.0
 FIRST_LOAD_LIMIT = 300 * 1024
