@@ -18,7 +18,7 @@ from peewee import Database, SchemaManager, SqliteDatabase
 
 from . import migrations
 from .errors import MigrationError, SchemaError
-from .models import MODELS, SCHEMA_VERSION
+from .models import MIRROR_TABLES, MODELS, SCHEMA_VERSION
 from .timeutil import Clock, format_utc, parse_utc, system_clock
 
 log = logging.getLogger('hublib')
@@ -30,6 +30,44 @@ PRAGMAS = (
     ('foreign_keys', 1),
     ('busy_timeout', BUSY_TIMEOUT_MS),
 )
+
+
+# What an interface process (the MCP server) may never write, whatever bug it has (contract §14):
+# the mirror, plus the tables only the agent's reports write (downloaded files, the sync journal).
+# Index tables derived from the mirror (full-text, membership) belong here as they appear.
+MIRROR_GUARD_TABLES = frozenset(MIRROR_TABLES + ('attachment_file', 'sync_run'))
+_GUARDED_ACTIONS = (sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE)
+
+
+def mirror_guard(action: int, arg1: str | None, arg2: str | None, db_name: str | None,
+                 trigger: str | None) -> int:
+    """SQLite authorizer: deny inserts, updates and deletes on ``MIRROR_GUARD_TABLES``.
+
+    SQLite asks at statement preparation, so a refused write fails before it runs ("not
+    authorized") and the surrounding transaction rolls back like after any other error.
+    """
+    if action in _GUARDED_ACTIONS and arg1 is not None and arg1.lower() in MIRROR_GUARD_TABLES:
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
+class HubDatabase(SqliteDatabase):
+    """peewee's SqliteDatabase (one connection per thread) that can guard every connection."""
+
+    authorizer = None
+
+    def _initialize_connection(self, conn: sqlite3.Connection) -> None:
+        # peewee's hook for each new connection, i.e. for each thread's first query: a worker
+        # thread that connects after the guard was set gets it as well as the opening thread.
+        super()._initialize_connection(conn)
+        if self.authorizer is not None:
+            conn.set_authorizer(self.authorizer)
+
+    def guard(self, authorizer) -> None:
+        """Install ``authorizer`` on the open connection of this thread and on every later one."""
+        self.authorizer = authorizer
+        if not self.is_closed():
+            self.connection().set_authorizer(authorizer)
 
 
 @dataclass
@@ -77,8 +115,14 @@ def default_data_dir() -> Path:
     return Path(os.environ.get('SDLC_HUB_DATA') or './hub-data')
 
 
-def open_hub(data_dir: str | os.PathLike | None = None, *, clock: Clock = system_clock) -> Hub:
-    """Open (create or migrate) the hub in ``data_dir`` and fill default settings."""
+def open_hub(data_dir: str | os.PathLike | None = None, *, clock: Clock = system_clock,
+             guard_mirror: bool = False) -> Hub:
+    """Open (create or migrate) the hub in ``data_dir`` and fill default settings.
+
+    ``guard_mirror``: for interface processes (MCP). Once the schema is ready and the defaults
+    are in, every connection of this hub refuses writes to ``MIRROR_GUARD_TABLES``; the schema
+    work before that (a migration rewrites mirror rows) is the hub's own and is not guarded.
+    """
     from . import settings  # settings imports this module for Hub
 
     data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
@@ -93,8 +137,8 @@ def open_hub(data_dir: str | os.PathLike | None = None, *, clock: Clock = system
         if isinstance(exc, sqlite3.OperationalError):  # locked for too long: not the file's fault
             raise
         raise SchemaError(f'{db_path} не открывается как база SQLite: {exc}') from exc
-    db = SqliteDatabase(str(db_path), pragmas=PRAGMAS, timeout=BUSY_TIMEOUT_MS / 1000,
-                        check_same_thread=False)
+    db = HubDatabase(str(db_path), pragmas=PRAGMAS, timeout=BUSY_TIMEOUT_MS / 1000,
+                     check_same_thread=False)
     hub = Hub(data_dir=data_dir, db=db, clock=clock)
     try:
         hub.opened_at_version, _ = prepare_schema(hub)
@@ -102,6 +146,8 @@ def open_hub(data_dir: str | os.PathLike | None = None, *, clock: Clock = system
     except BaseException:
         db.close()
         raise
+    if guard_mirror:
+        db.guard(mirror_guard)
     return hub
 
 
@@ -247,4 +293,4 @@ def copy_database(source: sqlite3.Connection, target: Path) -> None:
 
 
 __all__ = ['Hub', 'open_hub', 'prepare_schema', 'copy_database', 'secure_directory',
-           'default_data_dir']
+           'default_data_dir', 'MIRROR_GUARD_TABLES', 'mirror_guard']
