@@ -69,12 +69,17 @@ def http_error_body(error: falcon.HTTPError) -> dict:
     return {'title': title, 'description': description}
 
 
-def _hub_error(req, resp, error: HubError, params) -> None:
-    resp.status = status_of(error)
+def error_body(error: HubError) -> dict:
+    """``{"title", "description", "fields"?}`` of a hub error: the HTTP body and the MCP error text."""
     body = {'title': error.title, 'description': error.message}
     if isinstance(error, ValidationError):
         body['fields'] = error.fields
-    resp.media = body
+    return body
+
+
+def _hub_error(req, resp, error: HubError, params) -> None:
+    resp.status = status_of(error)
+    resp.media = error_body(error)
 
 
 def _unexpected(req, resp, error: Exception, params) -> None:
