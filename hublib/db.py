@@ -126,11 +126,13 @@ def open_hub(data_dir: str | os.PathLike | None = None, *, clock: Clock = system
     from . import settings  # settings imports this module for Hub
 
     data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
+    db_path = data_dir / DB_FILE
+    # Before anything is created or switched to WAL (which rewrites the header): a file of a
+    # newer hub or of another program is refused with not one byte of the directory changed.
+    _refuse_newer(_peek_version(db_path))
     for directory in (data_dir, data_dir / 'backups', data_dir / 'files'):
         directory.mkdir(parents=True, exist_ok=True)
         secure_directory(directory)
-    db_path = data_dir / DB_FILE
-    _refuse_newer(_peek_version(db_path))  # before WAL: switching the mode rewrites the header
     try:
         _enable_wal(db_path)
     except sqlite3.DatabaseError as exc:
@@ -196,9 +198,12 @@ def _stored_version(db: Database) -> int | None:
     return version
 
 
+FOREIGN_DATABASE = 'в базе есть таблицы, но нет таблицы setting: это не база хаба'
+
+
 def _peek_version(db_path: Path) -> int | None:
-    # Read-only look so that a file from a newer hub is refused with not one byte changed;
-    # anything odd here is left for the full check on the real connection to report.
+    # Read-only look so that a file from a newer hub or another program is refused with not one
+    # byte changed; anything odd here is left for the full check on the real connection.
     if not db_path.exists():
         return None
     try:
@@ -207,12 +212,17 @@ def _peek_version(db_path: Path) -> int | None:
     except sqlite3.Error:
         return None
     try:
+        tables = {name for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if tables and 'setting' not in tables:
+            raise SchemaError(FOREIGN_DATABASE)
         row = conn.execute("SELECT value FROM setting WHERE key = 'schema_version'").fetchone()
         return int(json.loads(row[0])) if row else None
     except (sqlite3.Error, ValueError, TypeError):
         return None
     finally:
         conn.close()
+
 
 
 def _refuse_newer(version: int | None) -> None:
@@ -241,7 +251,7 @@ def prepare_schema(hub: Hub) -> tuple[int | None, int]:
 def _create_schema(hub: Hub) -> None:
     db = hub.db
     if db.execute_sql("SELECT 1 FROM sqlite_master WHERE type = 'table'").fetchone():
-        raise SchemaError('в базе есть таблицы, но нет таблицы setting: это не база хаба')
+        raise SchemaError(FOREIGN_DATABASE)
     for model in MODELS:
         SchemaManager(model, database=db).create_all(safe=False)
     db.execute_sql('INSERT INTO setting (key, value) VALUES (?, ?), (?, ?)',
