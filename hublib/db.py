@@ -218,7 +218,11 @@ def _peek_version(db_path: Path) -> int | None:
             raise SchemaError(FOREIGN_DATABASE)
         row = conn.execute("SELECT value FROM setting WHERE key = 'schema_version'").fetchone()
         return int(json.loads(row[0])) if row else None
-    except (sqlite3.Error, ValueError, TypeError):
+    except sqlite3.Error as exc:
+        if getattr(exc, 'sqlite_errorname', None) in ('SQLITE_NOTADB', 'SQLITE_CORRUPT'):
+            raise SchemaError(f'{db_path} не открывается как база SQLite: {exc}') from exc
+        return None
+    except (ValueError, TypeError):
         return None
     finally:
         conn.close()
