@@ -8,7 +8,9 @@ the comparison is the Falcon app's own (``hubweb.auth.token_roles``, constant ti
 from __future__ import annotations
 
 import json
+import signal
 import socket
+import threading
 from typing import Any, Awaitable, Callable
 from urllib.parse import parse_qsl
 
@@ -107,4 +109,21 @@ def serve_http(hub: Hub, *, host: str = '127.0.0.1', port: int = DEFAULT_PORT,
     announce(f'sdlc-hub mcp listening on {url_of(host, sock.getsockname()[1])}')
     announce(f'data: {hub.data_dir.resolve()}; client token: '
              f'`sdlc-hub tokens --data {hub.data_dir.resolve()}`')
-    uvicorn.Server(config).run(sockets=[sock])
+    server = uvicorn.Server(config)
+
+    def stop(signum, frame) -> None:
+        server.should_exit = True
+
+    # uvicorn catches SIGTERM / Ctrl+C while it runs, stops gracefully and then raises the
+    # signal again under the handler it found: this one, so a signal before uvicorn's handlers
+    # are in place still stops it, and the replayed one lets ``sdlc-hub mcp`` return and exit 0
+    # (like ``sdlc-hub serve``) instead of dying of it.
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        previous = {number: signal.signal(number, stop)
+                    for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        server.run(sockets=[sock])
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)

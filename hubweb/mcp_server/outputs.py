@@ -354,3 +354,4 @@ class Settings(TypedDict, total=False):
     relay_dir: Any
     closed_statuses: Any
     base_jql: Text
+    board_id: Any  # the v3 key, if still stored
