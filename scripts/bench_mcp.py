@@ -133,7 +133,7 @@ async def measure(data_dir: Path, issues: int, samples: int, api: HttpApi, mcp_u
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--issues', type=int, default=50_000)
-    parser.add_argument('--samples', type=int, default=200)
+    parser.add_argument('--samples', type=int, default=100)
     args = parser.parse_args(argv)
     overall = time.perf_counter()
     root = Path(tempfile.mkdtemp(prefix='bench-mcp-'))

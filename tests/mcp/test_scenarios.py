@@ -20,15 +20,20 @@ def claim(hub) -> dict:
                                last_call_at=None)
 
 
-async def agents_over_mcp(data_dir, clock) -> dict[str, dict]:
-    """``agent_status`` of a fresh MCP session (its own guarded hub, as the process opens it)."""
+async def new_session_call(data_dir, clock, tool: str, arguments: dict | None = None):
+    """One tool call in a new MCP session: its own guarded hub, opened as the process opens it."""
     hub = open_hub(data_dir, clock=clock, guard_mirror=True)
     try:
         async with Client(create_mcp_server(hub)) as client:
-            result = await client.call_tool('agent_status', {})
+            result = await client.call_tool(tool, arguments or {})
     finally:
         hub.close()
-    assert not result.is_error
+    assert not result.is_error, result.content
+    return result
+
+
+async def agents_over_mcp(data_dir, clock) -> dict[str, dict]:
+    result = await new_session_call(data_dir, clock, 'agent_status')
     return {item['agent']: item for item in result.structured_content['items']}
 
 
@@ -94,12 +99,7 @@ async def test_scenario_new_mcp_session_on_v8_drops_retired_keys_keeping_version
     write_retired_keys(data_dir)
     assert {'status_labels', 'transitions_map'} <= set(stored(data_dir))
     for _ in range(2):  # the first session also migrates v8 → v9; the old process comes back
-        hub = open_hub(data_dir, clock=clock, guard_mirror=True)
-        try:
-            async with Client(create_mcp_server(hub)) as client:
-                view = (await client.call_tool('get_settings', {})).structured_content
-        finally:
-            hub.close()
+        view = (await new_session_call(data_dir, clock, 'get_settings')).structured_content
         values = stored(data_dir)
         for key in ('status_labels', 'transitions_map'):
             assert key not in values and key not in view
@@ -111,12 +111,7 @@ async def test_scenario_new_mcp_session_on_v8_drops_retired_keys_keeping_version
 
 async def test_get_settings_never_shows_the_tokens(hub, data_dir, clock):
     tokens = settings.tokens(hub)
-    guarded = open_hub(data_dir, clock=clock, guard_mirror=True)
-    try:
-        async with Client(create_mcp_server(guarded)) as client:
-            result = await client.call_tool('get_settings', {})
-    finally:
-        guarded.close()
+    result = await new_session_call(data_dir, clock, 'get_settings')
     text = result.content[0].text
     assert tokens['agent'] not in text and tokens['client'] not in text
     assert 'tokens' not in result.structured_content

@@ -73,17 +73,25 @@ EVERY_TOOL = [
 ]
 
 
+class HttpTwin:
+    """The Falcon app over the same data, with the client token: the HTTP twin of each tool."""
+
+    def __init__(self, hub):
+        self.client = testing.TestClient(create_app(hub))
+        self.headers = {'Authorization': f'Bearer {settings.tokens(hub)["client"]}'}
+
+    def __call__(self, path: str, **params) -> tuple[int, dict]:
+        """``GET path?params``: (status, body)."""
+        return self.request('GET', path, params=params or None)
+
+    def request(self, method: str, path: str, **options) -> tuple[int, dict]:
+        response = self.client.simulate_request(method, path, headers=self.headers, **options)
+        return response.status_code, response.json
+
+
 @pytest.fixture
 def http(filled):
-    """The Falcon app over the same data, with the client token: the HTTP twin of each tool."""
-    client = testing.TestClient(create_app(filled))
-    token = settings.tokens(filled)['client']
-
-    def get(path: str, **params):
-        response = client.simulate_get(path, params=params or None,
-                                       headers={'Authorization': f'Bearer {token}'})
-        return response.status_code, response.json
-    return get
+    return HttpTwin(filled)
 
 
 async def test_fifteen_tools_with_the_contract_arguments_and_defaults(client):
@@ -346,7 +354,7 @@ FAILURES = [
 
 
 @pytest.mark.parametrize('tool, arguments, twin', FAILURES)
-async def test_failures_carry_the_hub_message_like_the_http_api(client, filled, tool, arguments,
+async def test_failures_carry_the_hub_message_like_the_http_api(client, http, tool, arguments,
                                                                  twin):
     result = await client.call_tool(tool, arguments)
     assert result.is_error is True
@@ -356,13 +364,10 @@ async def test_failures_carry_the_hub_message_like_the_http_api(client, filled, 
     assert 'Error executing tool' not in result.content[0].text
     if twin is not None:
         method, path, json_body = twin
-        app = testing.TestClient(create_app(filled))
-        response = app.simulate_request(method, path.split('?')[0], json=json_body,
-                                        query_string=path.partition('?')[2] or None, headers={
-                                            'Authorization':
-                                                f'Bearer {settings.tokens(filled)["client"]}'})
-        assert response.status_code in (404, 422), response.text
-        assert error == response.json
+        status, expected = http.request(method, path.split('?')[0], json=json_body,
+                                        query_string=path.partition('?')[2] or None)
+        assert status in (404, 422), expected
+        assert error == expected
 
 
 async def test_not_found_text_is_the_hubs_own(client):
