@@ -189,12 +189,13 @@ def argument_errors(error: pydantic.ValidationError) -> ValidationError:
     """The SDK's check of argument types as the hub's 422: Russian messages by argument name."""
     fields: dict[str, list[str]] = {}
     for item in error.errors():
-        name = ''
-        for part in item['loc']:
-            name += f'[{part}]' if isinstance(part, int) else (f'.{part}' if name else str(part))
+        # Arguments are scalars (or Any, checked by hublib): the first part names the argument,
+        # the rest would only be pydantic's member tags of a union (``attachment_id.str``).
+        name = str(item['loc'][0]) if item['loc'] else '_arguments'
         message = _ARGUMENT_MESSAGES.get(item['type'], FIELD_MESSAGES[
             marshmallow_fields.Field]['validator_failed'])
-        fields.setdefault(name or '_arguments', []).append(message)
+        if message not in fields.setdefault(name, []):
+            fields[name].append(message)
     return ValidationError(fields)
 
 

@@ -393,6 +393,8 @@ async def test_not_found_text_is_the_hubs_own(client):
     ('search_issues', {'neighbor': 'может быть'}, {'neighbor': ['ожидается true или false']}),
     ('get_batch', {'batch_id': [1]}, {'batch_id': ['ожидается целое число']}),
     ('put_note', {'key': 'AURORA-1', 'updated_by': 5}, {'updated_by': ['ожидается строка']}),
+    ('fetch_attachment', {'attachment_id': ['2']},
+     {'attachment_id': ['ожидается строка', 'ожидается целое число']}),
     # an argument the tool does not have is refused, not dropped
     ('search_issues', {'q': 'задача', 'labels': 'AWPCA'},
      {'labels': ['неизвестный аргумент'], 'q': ['неизвестный аргумент']}),
