@@ -66,3 +66,42 @@ async def test_authorizer_refuses_a_mirror_write_through_the_mcp_connection(serv
     assert not allowed.is_error, allowed.content
     assert filled.db.execute_sql("SELECT count(*) FROM batch WHERE title = 'разрешено'"
                                  ).fetchone() == (1,)
+
+
+async def test_concurrent_tool_calls_use_one_guarded_connection_per_thread(server, client,
+                                                                          mcp_hub):
+    """Tools run on the SDK's worker threads; each thread has its own connection, none shared."""
+    import threading
+    import time
+
+    import anyio
+
+    import sqlite3
+
+    seen: list[tuple[int, int]] = []
+    refused: list[bool] = []
+
+    @server.hub_tool(title='Поток', annotations=ToolAnnotations(read_only_hint=True))
+    def which_connection(pause: float) -> dict:
+        """Какое соединение у потока."""
+        connection = mcp_hub.db.connection()
+        time.sleep(pause)  # overlap the calls so they need several threads
+        seen.append((threading.get_ident(), id(connection)))
+        assert connection.execute('SELECT count(*) FROM issue').fetchone()[0] == 13
+        try:  # matches no row; the authorizer refuses it at preparation all the same
+            connection.execute('UPDATE issue SET summary = summary WHERE 0')
+            refused.append(False)
+        except sqlite3.DatabaseError as error:
+            refused.append(str(error) == 'not authorized')
+        return {}
+
+    async with anyio.create_task_group() as group:
+        for _ in range(4):
+            group.start_soon(client.call_tool, 'which_connection', {'pause': 0.2})
+    threads = {thread for thread, _ in seen}
+    assert len(seen) == 4 and len(threads) >= 2
+    assert refused == [True] * 4  # every worker thread's connection carries the guard
+    connection_of: dict[int, int] = {}
+    for thread, connection in seen:
+        assert connection_of.setdefault(thread, connection) == connection  # kept per thread
+    assert len(set(connection_of.values())) == len(threads)  # never shared between threads
