@@ -79,7 +79,7 @@ def known_tokens(hub: Hub) -> dict[str, bytes]:
 
 
 def token_roles(known: dict[str, bytes], token: str) -> dict[str, bool]:
-    """Which role's token ``token`` is, compared in constant time (the MCP HTTP gate uses it too)."""
+    """Which role's token ``token`` is, in constant time (the MCP HTTP gate uses it too)."""
     presented = token.encode()
     return {name: bool(secret) and hmac.compare_digest(presented, secret)
             for name, secret in known.items()}

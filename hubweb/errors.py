@@ -70,7 +70,7 @@ def http_error_body(error: falcon.HTTPError) -> dict:
 
 
 def error_body(error: HubError) -> dict:
-    """``{"title", "description", "fields"?}`` of a hub error: the HTTP body and the MCP error text."""
+    """``{"title", "description", "fields"?}`` of a hub error: HTTP body and MCP error text."""
     body = {'title': error.title, 'description': error.message}
     if isinstance(error, ValidationError):
         body['fields'] = error.fields

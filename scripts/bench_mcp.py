@@ -141,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         started = time.perf_counter()
         tokens, _ = fill(root / 'hub', args.issues)
-        print(f'filled {args.issues:,} issues through hublib in {time.perf_counter() - started:.1f} s')
+        print(f'filled {args.issues:,} issues through hublib in '
+              f'{time.perf_counter() - started:.1f} s')
         with ServerProcess(root / 'hub', threads=8) as server:
             mcp_process, mcp_url = start_mcp_http(root / 'hub')
             api = HttpApi(server.url, tokens['client'])

@@ -260,8 +260,10 @@ def create_mcp_server(hub: Hub) -> HubServer:
 
     @tool(title='Поиск задач', annotations=READ_ONLY)
     def search_issues(project: ProjectFilter = None,
-                      status: Annotated[str | None, Field(description='статус Jira как есть')] = None,
-                      assignee: Annotated[str | None, Field(description='логин исполнителя')] = None,
+                      status: Annotated[str | None, Field(
+                          description='статус Jira как есть')] = None,
+                      assignee: Annotated[str | None, Field(
+                          description='логин исполнителя')] = None,
                       neighbor: Annotated[bool | None, Field(
                           description='true — только соседи, false — только свои задачи')] = None,
                       text: Annotated[str | None, Field(

@@ -18,7 +18,8 @@ WRITES = {
     'issue': "INSERT INTO issue (key, labels) VALUES ('AURORA-7', '[]')",
     'issue_link': "INSERT INTO issue_link VALUES ('AURORA-7', 'AURORA-8', 'Blocks')",
     'issue_comment': "INSERT INTO issue_comment (key, comment_id) VALUES ('AURORA-7', '1')",
-    'issue_attachment': "INSERT INTO issue_attachment (attachment_id, key) VALUES ('9', 'AURORA-7')",
+    'issue_attachment': "INSERT INTO issue_attachment (attachment_id, key) "
+                        "VALUES ('9', 'AURORA-7')",
     'issue_sprint': "INSERT INTO issue_sprint VALUES ('AURORA-7', 101)",
     'issue_change': "INSERT INTO issue_change (history_id, seq, key, fetched_at) "
                     "VALUES ('1', 0, 'AURORA-7', 'x')",

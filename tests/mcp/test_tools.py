@@ -312,7 +312,7 @@ async def test_fetch_attachment_enqueues_once(client, http):
     assert ready.structured_content == {'state': 'ready', 'enqueued': False}
 
 
-# --- failures --------------------------------------------------------------------------------------
+# --- failures ------------------------------------------------------------------------------------
 
 # (tool, arguments, the HTTP request that must fail with the same body, or None)
 FAILURES = [
@@ -378,7 +378,8 @@ async def test_not_found_text_is_the_hubs_own(client):
 @pytest.mark.parametrize('tool, arguments, fields', [
     ('search_issues', {'limit': 101}, {'limit': ['ожидается целое от 1 до 100']}),
     ('search_issues', {'limit': 0}, {'limit': ['ожидается целое от 1 до 100']}),
-    ('issue_changes', {'key': 'AURORA-1', 'limit': 501}, {'limit': ['ожидается целое от 1 до 500']}),
+    ('issue_changes', {'key': 'AURORA-1', 'limit': 501},
+     {'limit': ['ожидается целое от 1 до 500']}),
     ('sync_runs', {'limit': 101}, {'limit': ['ожидается целое от 1 до 100']}),
     ('list_batches', {'limit': 101}, {'limit': ['ожидается целое от 1 до 100']}),
     ('list_batches', {'status': 'bogus'},
