@@ -26,6 +26,7 @@ from pathlib import Path
 
 from . import settings
 from .db import BUSY_TIMEOUT_MS, Hub
+from .errors import StorageFullError, is_storage_full
 
 log = logging.getLogger('hublib.backups')
 
@@ -119,13 +120,21 @@ def rotate(hub: Hub) -> list[Path]:
 
 
 def backup(hub: Hub) -> Path:
-    """Copy the database to ``backups/<YYYYMMDD-HHMMSS>.sqlite`` and rotate; return the new path."""
-    temp = _copy_to_temp(hub)
+    """Copy the database to ``backups/<YYYYMMDD-HHMMSS>.sqlite`` and rotate; return the new path.
+
+    On a full disk: StorageFullError, and no partial copy is left behind.
+    """
     try:
-        target = _claim_name(temp, hub.backups_dir, _stamp(hub))
-    finally:
-        temp.unlink(missing_ok=True)
-    _fsync_directory(hub.backups_dir)
+        temp = _copy_to_temp(hub)
+        try:
+            target = _claim_name(temp, hub.backups_dir, _stamp(hub))
+        finally:
+            temp.unlink(missing_ok=True)
+        _fsync_directory(hub.backups_dir)
+    except (sqlite3.Error, OSError) as exc:
+        if is_storage_full(exc):
+            raise StorageFullError('на диске нет места: резервная копия не сделана') from exc
+        raise
     removed = rotate(hub)
     log.info('резервная копия %s; удалены старые: %s', target.name,
              ', '.join(path.name for path in removed) or 'нет')
@@ -154,6 +163,8 @@ def start_daily_backups(hub: Hub, stop: threading.Event, *,
                     made = backup_if_due(hub)
                     if made is not None:
                         log.info('ежедневная резервная копия: %s', made)
+                except StorageFullError as exc:  # expected: one line, no traceback
+                    log.warning('ежедневная резервная копия не сделана: %s', exc.message)
                 except Exception:  # noqa: BLE001 - a background job logs and tries again later
                     log.exception('ежедневная резервная копия не удалась')
                 stop.wait(check_seconds)

@@ -1,8 +1,9 @@
-"""Opening the hub: data directory, SQLite connection, schema creation and migration.
+"""The hub's database: data directory, SQLite connection, schema creation and migration.
 
-``open_hub`` is the one entry point. It is safe to call from many processes at once on the same
-data directory: creation and migration happen inside ``BEGIN IMMEDIATE`` after re-reading the
-schema version, so exactly one caller does the work and the others find it done.
+``hublib.startup.open_hub`` is the entry point that puts these together. Creation and migration
+are safe from many processes at once on the same data directory: they happen inside
+``BEGIN IMMEDIATE`` after re-reading the schema version, so exactly one caller does the work and
+the others find it done.
 """
 from __future__ import annotations
 
@@ -11,14 +12,17 @@ import logging
 import os
 import sqlite3
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 from peewee import Database, SchemaManager, SqliteDatabase
 
 from . import migrations
-from .errors import MigrationError, SchemaError
-from .models import MIRROR_TABLES, MODELS, SCHEMA_VERSION
+from .errors import (HubError, MigrationError, NotFoundError, SchemaError, StorageFullError,
+                     is_storage_full)
+from .models import GUARDED_TABLES, INTERNAL_MODELS, MODELS, SCHEMA_VERSION
 from .timeutil import Clock, format_utc, parse_utc, system_clock
 
 log = logging.getLogger('hublib')
@@ -33,9 +37,9 @@ PRAGMAS = (
 
 
 # What an interface process (the MCP server) may never write, whatever bug it has (contract §14):
-# the mirror, plus the tables only the agent's reports write (downloaded files, the sync journal).
-# Index tables derived from the mirror (full-text, membership) belong here as they appear.
-MIRROR_GUARD_TABLES = frozenset(MIRROR_TABLES + ('attachment_file', 'sync_run'))
+# the mirror and what is derived from it (``models.GUARDED_TABLES``); notes and the queue stay
+# writable.
+MIRROR_GUARD_TABLES = frozenset(GUARDED_TABLES)
 _GUARDED_ACTIONS = (sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE)
 
 
@@ -52,9 +56,18 @@ def mirror_guard(action: int, arg1: str | None, arg2: str | None, db_name: str |
 
 
 class HubDatabase(SqliteDatabase):
-    """peewee's SqliteDatabase (one connection per thread) that can guard every connection."""
+    """Peewee's SQLite database (one connection per thread), with a rollback that knows SQLite
+    may have done it already, and an optional authorizer on every connection."""
 
     authorizer = None
+
+    def rollback(self) -> None:
+        # On SQLITE_FULL (and I/O errors) SQLite may roll the whole transaction back by itself;
+        # peewee's transaction then sends ROLLBACK again, which fails with «cannot rollback - no
+        # transaction is active» and buries the real error under a second traceback.
+        if not self.is_closed() and not self.connection().in_transaction:
+            return
+        super().rollback()
 
     def _initialize_connection(self, conn: sqlite3.Connection) -> None:
         # peewee's hook for each new connection, i.e. for each thread's first query: a worker
@@ -79,6 +92,9 @@ class Hub:
     clock: Clock = field(default=system_clock)
     # Schema version the file had before this open (None: created now); set by open_hub.
     opened_at_version: int | None = None
+    # Hub time of the first write that failed for lack of space since the last one that
+    # committed (None: the last write committed). Per process; /health reports it.
+    storage_full_since: str | None = None
 
     @property
     def db_path(self) -> Path:
@@ -96,9 +112,28 @@ class Hub:
         """Current hub time (UTC, seconds)."""
         return format_utc(self.clock())
 
-    def write(self):
-        """A write transaction: ``BEGIN IMMEDIATE`` at the top level, a savepoint when nested."""
-        return self.db.atomic('IMMEDIATE')
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        """A write transaction: ``BEGIN IMMEDIATE`` at the top level, a savepoint when nested.
+
+        A full disk is an expected condition, not a bug: the block is rolled back (by SQLite or
+        by us, once), nothing of it is written, and StorageFullError is raised instead of the
+        driver's error; ``storage_full_since`` holds until a top-level write commits.
+        """
+        top = not self.db.in_transaction()
+        try:
+            with self.db.atomic('IMMEDIATE'):
+                yield
+        except HubError:
+            raise  # deliberate (a nested block's StorageFullError, a MigrationError, ...)
+        except Exception as exc:
+            if not is_storage_full(exc):
+                raise
+            if self.storage_full_since is None:
+                self.storage_full_since = self.now()
+            raise StorageFullError() from exc
+        if top:
+            self.storage_full_since = None
 
     def read(self):
         """A read transaction: one consistent snapshot for several queries."""
@@ -115,24 +150,44 @@ def default_data_dir() -> Path:
     return Path(os.environ.get('SDLC_HUB_DATA') or './hub-data')
 
 
-def open_hub(data_dir: str | os.PathLike | None = None, *, clock: Clock = system_clock,
-             guard_mirror: bool = False) -> Hub:
-    """Open (create or migrate) the hub in ``data_dir`` and fill default settings.
+def check_data_dir(data_dir: Path) -> None:
+    """Refuse a data directory that is a file, or lies under one («… — не каталог»)."""
+    for path in (data_dir, *data_dir.parents):
+        if path.exists():
+            if not path.is_dir():
+                raise HubError(f'{path} — не каталог')
+            return
 
-    ``guard_mirror``: for interface processes (MCP). Once the schema is ready and the defaults
-    are in, every connection of this hub refuses writes to ``MIRROR_GUARD_TABLES``; the schema
-    work before that (a migration rewrites mirror rows) is the hub's own and is not guarded.
-    """
-    from . import settings  # settings imports this module for Hub
 
-    data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
-    db_path = data_dir / DB_FILE
-    # Before anything is created or switched to WAL (which rewrites the header): a file of a
-    # newer hub or of another program is refused with not one byte of the directory changed.
-    _refuse_newer(_peek_version(db_path))
+def hub_exists(data_dir: str | os.PathLike) -> bool:
+    """True when ``data_dir`` holds a hub database (a non-empty ``hub.sqlite``)."""
+    db_path = Path(data_dir) / DB_FILE
+    return db_path.is_file() and db_path.stat().st_size > 0
+
+
+def require_hub(data_dir: Path) -> None:
+    """NotFoundError «нет базы хаба в …» unless ``data_dir`` holds a hub; creates nothing."""
+    if not hub_exists(data_dir):
+        raise NotFoundError(f'нет базы хаба в {data_dir.resolve()}: нет файла {DB_FILE}')
+
+
+def refuse_unusable_file(data_dir: Path) -> None:
+    """SchemaError for a ``hub.sqlite`` of a newer hub, of another program, or not SQLite at all,
+    found by a read-only look: called before anything is created, nothing is touched."""
+    _refuse_newer(_peek_version(data_dir / DB_FILE))
+
+
+def prepare_directories(data_dir: Path) -> None:
+    """Create ``<data>``, ``backups/`` and ``files/`` when missing and make them private."""
     for directory in (data_dir, data_dir / 'backups', data_dir / 'files'):
         directory.mkdir(parents=True, exist_ok=True)
         secure_directory(directory)
+
+
+def connect(data_dir: Path, *, clock: Clock = system_clock) -> Hub:
+    """A Hub on ``<data>/hub.sqlite`` (WAL, pragmas); refuses a file from a newer hub untouched."""
+    db_path = data_dir / DB_FILE
+    _refuse_newer(_peek_version(db_path))  # before WAL: switching the mode rewrites the header
     try:
         _enable_wal(db_path)
     except sqlite3.DatabaseError as exc:
@@ -141,16 +196,7 @@ def open_hub(data_dir: str | os.PathLike | None = None, *, clock: Clock = system
         raise SchemaError(f'{db_path} не открывается как база SQLite: {exc}') from exc
     db = HubDatabase(str(db_path), pragmas=PRAGMAS, timeout=BUSY_TIMEOUT_MS / 1000,
                      check_same_thread=False)
-    hub = Hub(data_dir=data_dir, db=db, clock=clock)
-    try:
-        hub.opened_at_version, _ = prepare_schema(hub)
-        settings.ensure_defaults(hub)
-    except BaseException:
-        db.close()
-        raise
-    if guard_mirror:
-        db.guard(mirror_guard)
-    return hub
+    return Hub(data_dir=data_dir, db=db, clock=clock)
 
 
 def secure_directory(directory: Path) -> None:
@@ -228,7 +274,6 @@ def _peek_version(db_path: Path) -> int | None:
         conn.close()
 
 
-
 def _refuse_newer(version: int | None) -> None:
     if version is not None and version > SCHEMA_VERSION:
         raise SchemaError(f'схема базы v{version} новее, чем знает этот хаб (v{SCHEMA_VERSION}); '
@@ -287,6 +332,14 @@ def _migrate(hub: Hub, old: int) -> None:
     log.info('схема v%d -> v%d, копия %s', old, SCHEMA_VERSION, backup)
 
 
+def create_internal_tables(hub: Hub) -> list[str]:
+    """Create the hub's own tables (``models.INTERNAL_MODELS``) that are missing; their names."""
+    missing = [model for model in INTERNAL_MODELS if not hub.db.table_exists(model._meta.table_name)]
+    for model in missing:
+        SchemaManager(model, database=hub.db).create_all(safe=True)
+    return [model._meta.table_name for model in missing]
+
+
 def copy_database(source: sqlite3.Connection, target: Path) -> None:
     """Consistent copy through the SQLite backup API (includes the WAL), temp name + rename."""
     temp = target.with_name(target.name + '.tmp')
@@ -304,7 +357,21 @@ def copy_database(source: sqlite3.Connection, target: Path) -> None:
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
+    fsync_directory(target.parent)
 
 
-__all__ = ['Hub', 'open_hub', 'prepare_schema', 'copy_database', 'secure_directory',
-           'default_data_dir', 'MIRROR_GUARD_TABLES', 'mirror_guard']
+def fsync_directory(directory: Path) -> None:
+    """Make a rename in ``directory`` durable (POSIX); Windows cannot open a directory, nor needs to."""
+    if os.name != 'posix':
+        return
+    descriptor = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+__all__ = ['Hub', 'connect', 'prepare_directories', 'prepare_schema', 'create_internal_tables',
+           'copy_database', 'fsync_directory', 'secure_directory', 'default_data_dir',
+           'check_data_dir', 'hub_exists', 'require_hub', 'refuse_unusable_file', 'HubDatabase',
+           'MIRROR_GUARD_TABLES', 'mirror_guard']

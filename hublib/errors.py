@@ -5,6 +5,9 @@ the message). Client input must only ever surface as one of these, never as a ba
 """
 from __future__ import annotations
 
+import errno
+import sqlite3
+
 
 class HubError(Exception):
     """Base of every error the hub raises on purpose."""
@@ -46,6 +49,40 @@ class PayloadTooLargeError(HubError):
     """Слишком большой запрос."""
 
     title = 'Слишком большой запрос'
+
+
+class StorageFullError(HubError):
+    """на диске нет места: запись не выполнена, данные не изменились."""
+
+    title = 'Нет места на диске'
+
+
+# SQLITE_FULL (13): "database or disk is full", also raised at the PRAGMA max_page_count limit.
+_SQLITE_FULL = 13
+_DISK_FULL_ERRNOS = frozenset(filter(None, (errno.ENOSPC, getattr(errno, 'EDQUOT', None))))
+
+
+def is_storage_full(error: BaseException) -> bool:
+    """True when ``error``, or an error it was raised from or while handling, says no space is left.
+
+    Peewee re-raises sqlite3's errors as its own (the original in ``args[0]`` and
+    ``__context__``), and a failed rollback can follow the real error: the whole chain is read.
+    """
+    seen: set[int] = set()
+    todo = [error]
+    while todo:
+        current = todo.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        code = getattr(current, 'sqlite_errorcode', 0) if isinstance(current, sqlite3.Error) else 0
+        if code & 0xFF == _SQLITE_FULL:  # extended codes keep the primary one in the low byte
+            return True
+        if isinstance(current, OSError) and current.errno in _DISK_FULL_ERRNOS:
+            return True
+        todo += [current.__cause__, current.__context__]
+        todo += [arg for arg in current.args if isinstance(arg, BaseException)]
+    return False
 
 
 class SchemaError(HubError):

@@ -28,9 +28,13 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
+from marshmallow import Schema
+
 from . import queue
 from .db import Hub
-from .errors import ConflictError, NotFoundError, PayloadTooLargeError, ValidationError
+from .errors import (ConflictError, NotFoundError, PayloadTooLargeError, StorageFullError,
+                     ValidationError, is_storage_full)
+from .validation import Text
 
 MAX_FILE_BYTES = 256 * 2**20
 CHUNK_BYTES = 2**20
@@ -96,8 +100,10 @@ def store_file(hub: Hub, sha256: str, stream: BinaryIO, *, limit: int = MAX_FILE
             output.flush()
             os.fsync(output.fileno())
         os.replace(temp, target)
-    except BaseException:
+    except BaseException as exc:
         temp.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and is_storage_full(exc):
+            raise StorageFullError('на диске нет места: файл не сохранён') from exc
         raise
     _fsync_directory(hub.files_dir)
     return True
@@ -210,6 +216,12 @@ def attachment(hub: Hub, attachment_id: str) -> dict:
     """Metadata of one attachment plus its ``state`` and ``error`` (404 if not in the mirror)."""
     with hub.read():
         return _attachment(hub, attachment_id)
+
+
+class FetchRequest(Schema):
+    """Body of ``POST /attachments/{id}/fetch`` (optional; may be empty)."""
+
+    author = Text(max_length=200, allow_none=True)
 
 
 def request_fetch(hub: Hub, attachment_id: str, *, author: str | None = None) -> dict:

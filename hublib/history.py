@@ -1,15 +1,57 @@
 """Change-history ingest (spec «Журнал изменений задач», contract §8.2): insert-or-ignore by
-``(history_id, seq)``, so a stored row never changes however often the agent resends it."""
+``(history_id, seq)``, so a stored row never changes however often the agent resends it.
+
+Pages run to 1,000 items, so, as in ``hublib.mirror``, the published schema :class:`HistoryItem`
+has a plain-Python twin :func:`item_ok` (proven equal by ``tests/lib/test_ingest_validation.py``),
+and the rows go in through one statement built once and ``executemany``.
+"""
 from __future__ import annotations
+
+from marshmallow import Schema, fields, validate
 
 from . import modules, settings
 from .db import Hub
 from .errors import ValidationError
 from .fieldmap import logical_field
-from .mirror import KEY_RE, _command_id, _identifier, _is_int, _list_field, _text_or_null, utc
+from .mirror import utc
+from .validation import (ISSUE_KEY, Int, JiraId, LenientSchema, errors_of, is_int64,
+                         issue_key_field, require_int, require_list)
 
 ITEM_TEXT_FIELDS = ('created', 'author', 'field_id', 'field_name', 'from_value', 'from_string',
                     'to_value', 'to_string')
+
+
+# One changed field of one history record of an issue.
+HistoryItem = LenientSchema.from_dict({
+    'history_id': JiraId(required=True), 'seq': Int(required=True, minimum=0),
+    'key': issue_key_field(required=True),
+    **{name: fields.String(allow_none=True) for name in ITEM_TEXT_FIELDS}}, name='HistoryItem')
+
+
+class HistoryBody(Schema):
+    """Body of ``POST /agent/history``."""
+
+    agent = fields.String(required=True, validate=validate.OneOf(tuple(modules.MODULES)))
+    command_id = Int(allow_none=True)
+    items = fields.List(fields.Nested(HistoryItem), required=True)
+
+
+def item_ok(item: object) -> bool:
+    """Whether ``HistoryItem`` accepts ``item``: the same rule in plain type checks (hot path)."""
+    if type(item) is not dict:
+        return False
+    get = item.get
+    history_id, seq, key = get('history_id'), get('seq'), get('key')
+    if not ((type(history_id) is str and history_id) or is_int64(history_id)):
+        return False
+    if not (is_int64(seq) and seq >= 0 and type(key) is str and ISSUE_KEY.fullmatch(key)):
+        return False
+    for name in ITEM_TEXT_FIELDS:
+        value = get(name)
+        if value is not None and type(value) is not str:
+            return False
+    return True
+
 
 _INSERT_CHANGE = """
 INSERT OR IGNORE INTO issue_change (history_id, seq, key, at, created, author, field, field_id,
@@ -18,62 +60,41 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 
 
-def _validate_item(item: object, path: str, errors: dict) -> None:
-    if not isinstance(item, dict):
-        errors.setdefault(path, []).append('ожидается объект записи журнала')
-        return
-    if _identifier(item.get('history_id')) is None:
-        errors.setdefault(f'{path}.history_id', []).append('ожидается id записи журнала')
-    if not (_is_int(item.get('seq')) and item['seq'] >= 0):
-        errors.setdefault(f'{path}.seq', []).append('ожидается целое ≥ 0')
-    key = item.get('key')
-    if not isinstance(key, str) or not KEY_RE.match(key):
-        errors.setdefault(f'{path}.key', []).append('ожидается ключ задачи Jira, например AURORA-1')
-    _text_or_null(errors, item, ITEM_TEXT_FIELDS, path)
-
-
-def ingest_history(hub: Hub, agent: str, command_id: int | None, items: list) -> dict:
+def ingest_history(hub: Hub, agent: str, command_id: int | None, items: list[dict]) -> dict:
     """Insert new change rows, ignore known ones; returns ``{"inserted": n, "ignored": m}``.
 
     Decision: ``command_id`` is optional and only type-checked — history rows belong to issues,
     not to a run, and a backfill may arrive outside any refresh.
     """
     modules.get_module(agent)
-    _command_id(command_id, required=False)
-    items = _list_field(items, 'items')
-    now = hub.now()
-    field_ids = settings.setting(hub, 'field_ids', {}) or {}
-    fields: dict[tuple, str | None] = {}
-    rows: list[tuple] = []
+    require_int(command_id, 'command_id', required=False)
+    items = require_list(items, 'items')
     errors: dict[str, list[str]] = {}
-    # One pass: cheap type checks on the common path, the detailed report only for a bad item.
     for n, item in enumerate(items):
-        if type(item) is not dict:
-            _validate_item(item, f'items[{n}]', errors)
-            continue
-        get = item.get
-        history_id, seq, key = get('history_id'), get('seq'), get('key')
-        texts = (get('created'), get('author'), get('field_id'), get('field_name'),
-                 get('from_value'), get('from_string'), get('to_value'), get('to_string'))
-        if not (type(history_id) is str and history_id and _is_int(seq) and seq >= 0
-                and type(key) is str and KEY_RE.match(key)
-                and all(text is None or type(text) is str for text in texts)):
-            _validate_item(item, f'items[{n}]', errors)
-            if not errors:  # an integer history_id is fine, only slower
-                history_id = _identifier(history_id)
-            else:
-                continue
-        created, author, field_id, field_name = texts[:4]
-        field = fields.get((field_id, field_name), fields)
-        if field is fields:
-            field = fields[(field_id, field_name)] = logical_field(field_id, field_name,
-                                                                   field_ids)
-        rows.append((history_id, seq, key, utc(created), created, author, field, field_id,
-                     field_name) + texts[4:] + (now,))
+        if not item_ok(item):
+            errors.update(errors_of(HistoryItem(), item, f'items[{n}]'))
     if errors:
         raise ValidationError(errors)
+    now = hub.now()
+    field_ids = settings.setting(hub, 'field_ids') or {}
+    fields_seen: dict[tuple, str | None] = {}
+    rows: list[tuple] = []
+    for item in items:
+        get = item.get
+        field_id, field_name = get('field_id'), get('field_name')
+        field = fields_seen.get((field_id, field_name), fields_seen)
+        if field is fields_seen:
+            field = fields_seen[(field_id, field_name)] = logical_field(field_id, field_name,
+                                                                        field_ids)
+        created = get('created')
+        rows.append((str(get('history_id')), get('seq'), get('key'), utc(created), created,
+                     get('author'), field, field_id, field_name, get('from_value'),
+                     get('from_string'), get('to_value'), get('to_string'), now))
     with hub.write():
         cursor = hub.db.cursor()
         cursor.executemany(_INSERT_CHANGE, rows)
         inserted = max(cursor.rowcount, 0) if rows else 0
     return {'inserted': inserted, 'ignored': len(items) - inserted}
+
+
+__all__ = ['HistoryItem', 'HistoryBody', 'item_ok', 'ingest_history']

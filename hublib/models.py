@@ -11,7 +11,7 @@ Models are deliberately bound to no database. Every query names the hub's databa
 """
 from __future__ import annotations
 
-from peewee import (SQL, CompositeKey, FloatField, IntegerField, Model, TextField)
+from peewee import SQL, AutoField, CompositeKey, FloatField, IntegerField, Model, TextField
 from playhouse.sqlite_ext import AutoIncrementField
 
 SCHEMA_VERSION = 9
@@ -286,6 +286,70 @@ MODELS = (Issue, IssueLink, IssueComment, IssueChange, IssueAttachment, Attachme
           IssueSprint, JiraBoard, JiraSprint, Batch, Command, SyncRun, AgentStatus, Setting, Project,
           JiraProject)
 
-# Tables only the agent's state ingest writes (spec «Зеркало задачи», «Доски, спринты…»).
+
+# --- the hub's own tables ------------------------------------------------------------------------
+# Bookkeeping and derived indexes the data-model spec does not list. They are not part of any
+# schema version: ``hublib.startup`` creates (and, for derived ones, fills) them at every open when
+# they are missing, so a fresh file, a migrated one and a v9 file from an earlier release all end
+# up with the same tables. None of them is a source of truth for Jira data.
+
+class IssueMember(BaseModel):
+    """Derived: project slices (spec «Проекты»), one row per (project label, issue in its slice).
+
+    Kept current by state ingest in the same transaction; ``sort_key`` is the issue's natural key
+    order (``hublib.slices.natural_key``), so a slice page is one index range of (label, sort_key).
+    """
+
+    label = TextField()
+    key = TextField()
+    sort_key = TextField()
+    neighbor = IntegerField()
+
+    class Meta:
+        table_name = 'issue_member'
+        primary_key = CompositeKey('label', 'key')
+        without_rowid = True
+        indexes = ((('label', 'sort_key'), True), (('key', 'neighbor'), False))
+
+
+class IssueSearch(BaseModel):
+    """Derived: a stable document id per issue for the full-text index (``hublib.search``)."""
+
+    docid = AutoField()
+    key = TextField(unique=True)
+
+    class Meta:
+        table_name = 'issue_search'
+
+
+class RefreshWritten(BaseModel):
+    """Bookkeeping: the keys the current delivery of a refresh wrote (exact neighbour marking)."""
+
+    command_id = IntegerField()
+    key = TextField()
+
+    class Meta:
+        table_name = 'refresh_written'
+        primary_key = CompositeKey('command_id', 'key')
+        without_rowid = True
+
+
+class BatchFollowup(BaseModel):
+    """Bookkeeping: the «Обновление после записи» batch queued for a batch's writes (one at most)."""
+
+    batch_id = IntegerField(primary_key=True)
+    followup_batch_id = IntegerField()
+
+    class Meta:
+        table_name = 'batch_followup'
+
+
+INTERNAL_MODELS = (IssueMember, IssueSearch, RefreshWritten, BatchFollowup)
+
+# Tables only the agent's side writes (spec «Зеркало задачи», «Доски, спринты…», contract §14).
 MIRROR_TABLES = ('issue', 'issue_link', 'issue_comment', 'issue_attachment', 'issue_change',
-                 'issue_sprint', 'jira_board', 'jira_sprint')
+                 'issue_sprint', 'jira_board', 'jira_sprint', 'attachment_file', 'sync_run')
+# What ingest derives from them. An interface process (MCP) refuses writes to both with an
+# authorizer; notes and the queue's tables stay writable.
+DERIVED_TABLES = ('issue_member', 'refresh_written', 'issue_search', 'issue_fts')
+GUARDED_TABLES = MIRROR_TABLES + DERIVED_TABLES

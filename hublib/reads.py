@@ -1,74 +1,99 @@
 """Interfaces' reads of the mirror (contract §10): issues, issue cards, the change feed, the sync
 journal and project boards and sprints. Read-only: nothing here writes a table.
 
-Collections use keyset pagination; a cursor is an opaque URL-safe token of the last row's sort key.
-Query values may come straight from a URL (strings) or from Python (ints, bools); both are
-validated here, so HTTP, CLI and scripts share one rule.
+Each collection takes typed arguments and checks them with its query schema (``IssuesQuery``, …),
+the same schema the HTTP adapter uses to turn a query string into those types, so a bad ``limit``
+is one ValidationError naming ``limit`` on every road. Collections use keyset pagination; a cursor
+is an opaque URL-safe token of the last row's sort key (``hublib.paging``).
+
+Lists of issues come in natural key order (``AURORA-2`` before ``AURORA-10``): an index range of
+the issue table's natural-key index, or of the project slice (``hublib.slices``) with ``project``,
+so a page costs the same at any cursor position. With ``text`` they come by relevance instead.
 """
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 
-from . import projects
+from marshmallow import Schema, fields, validate
+from peewee import JOIN, SQL, Tuple, fn
+
+from . import files, search
 from .db import Hub
-from .errors import NotFoundError, ValidationError
-from .paging import decode_cursor, page, page_limit
-from .timeutil import to_utc
+from .errors import NotFoundError
+from .models import (Issue, IssueAttachment, IssueChange, IssueComment, IssueLink, IssueMember,
+                     IssueNote, IssueSprint, JiraBoard, JiraProject, JiraSprint, SyncRun)
+from .paging import decode_cursor, page
+from .projects import require_project
+from .slices import NATURAL_KEY_SQL, natural_key
+from .timeutil import format_utc, to_utc
+from .validation import LenientInt, UtcTime, load
 
-ISSUE_COLUMNS = ('key', 'id', 'issue_type', 'summary', 'description', 'status', 'priority',
-                 'assignee', 'reporter', 'duedate', 'planned_start', 'planned_end', 'epic_key',
-                 'labels', 'sprint', 'rank', 'story_points', 'jira_updated', 'fetched_at',
-                 'neighbor', 'created')
+ISSUE_COLUMNS = tuple(name for name in Issue._meta.sorted_field_names)
 NOTE_COLUMNS = ('work_kind', 'done_text', 'rest_text', 'owner_note', 'updated_at', 'updated_by')
-CHANGE_COLUMNS = ('history_id', 'seq', 'key', 'at', 'created', 'author', 'field', 'field_id',
-                  'field_name', 'from_value', 'from_string', 'to_value', 'to_string', 'fetched_at')
-RUN_COLUMNS = ('id', 'started_at', 'finished_at', 'kind', 'query', 'issues_count', 'links_count',
-               'jira_calls', 'rate_limited', 'command_id', 'history_at')
-COMMENT_COLUMNS = ('comment_id', 'author', 'created', 'updated', 'body', 'created_at')
-ATTACHMENT_COLUMNS = ('attachment_id', 'key', 'filename', 'size', 'mime_type', 'author', 'created',
-                      'created_at')
-SPRINT_COLUMNS = ('sprint_id', 'board_id', 'name', 'state', 'start_date', 'end_date',
-                  'complete_date', 'goal')
-
-ISSUES_LIMIT = (100, 1000)      # (default, maximum)
-CHANGES_LIMIT = (500, 1000)
-RUNS_LIMIT = (100, 1000)
-
-_ISSUE_SELECT = ', '.join(f'i.{column}' for column in ISSUE_COLUMNS[:-2]) + \
-    ', {neighbor}, i.created, ' + ', '.join(f'n.{column}' for column in NOTE_COLUMNS) + \
-    ', n.key'
-_TRUE = ('1', 'true', 'yes')
-_FALSE = ('0', 'false', 'no')
+CHANGE_COLUMNS = tuple(IssueChange._meta.sorted_field_names)
 
 
-# --- parameters --------------------------------------------------------------------------------
-
-def _flag(value: object, name: str) -> bool | None:
-    if value is None or value == '':
-        return None
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.lower() in _TRUE + _FALSE:
-        return value.lower() in _TRUE
-    raise ValidationError({name: ['ожидается true или false']})
+def _limit(default: int, maximum: int) -> LenientInt:
+    return LenientInt(minimum=1, maximum=maximum, load_default=default,
+                      metadata={'description': f'по умолчанию {default}'})
 
 
-def _text(value: object, name: str) -> str | None:
-    if value is None or value == '':
-        return None
-    if not isinstance(value, str):
-        raise ValidationError({name: ['ожидается строка']})
-    return value
+class _Query(Schema):
+    cursor = fields.String(metadata={'description': 'next_cursor предыдущей страницы'})
 
 
-def _time(value: object, name: str) -> str | None:
-    if value is None or value == '':
-        return None
-    moment = to_utc(value)
-    if moment is None:
-        raise ValidationError({name: ['ожидается время ISO-8601, например 2026-10-22T09:00:00Z']})
-    return moment
+class IssuesQuery(_Query):
+    """Filters of ``GET /issues``."""
+
+    project = fields.String(metadata={'description': 'разрез проекта: свои задачи и соседи'})
+    status = fields.String()
+    assignee = fields.String()
+    neighbor = fields.Boolean(metadata={'description': 'с project= — относительно проекта'})
+    q = fields.String(metadata={'description': 'подстрока ключа или названия без учёта регистра'})
+    text = fields.String(validate=validate.Length(min=1, max=500), metadata={
+        'description': 'полнотекстовый поиск: слова и префиксы слово*; порядок по релевантности'})
+    updated_since = UtcTime()
+    limit = _limit(100, 1000)
+
+
+class ChangesQuery(_Query):
+    """Filters of ``GET /changes``."""
+
+    since = UtcTime(metadata={'description': 'включительно'})
+    until = UtcTime(metadata={'description': 'не включительно'})
+    key = fields.String()
+    project = fields.String()
+    field = fields.String()
+    limit = _limit(500, 1000)
+
+
+class IssueChangesQuery(_Query):
+    """Filters of ``GET /issues/{key}/changes``."""
+
+    since = UtcTime()
+    until = UtcTime()
+    field = fields.String()
+    limit = _limit(500, 1000)
+
+
+class PageQuery(_Query):
+    """``limit`` and ``cursor`` of a plain list (``GET /sync-runs``)."""
+
+    limit = _limit(100, 1000)
+
+
+def _args(schema: type[Schema], **values: Any) -> dict:
+    return load(schema, {name: value for name, value in values.items() if value is not None})
+
+
+# --- issues ----------------------------------------------------------------------------------------
+
+_NATURAL = NATURAL_KEY_SQL.format(key='i.key')
+_ISSUE_SELECT = (', '.join(f'i.{name}' for name in ISSUE_COLUMNS if name != 'neighbor')
+                 + ', {neighbor} AS neighbor, '
+                 + ', '.join(f'n.{name}' for name in NOTE_COLUMNS) + ', n.key AS note_key')
 
 
 def _register_functions(hub: Hub) -> None:
@@ -82,260 +107,242 @@ def _register_functions(hub: Hub) -> None:
         deterministic=True)
 
 
-def _require_project(hub: Hub, label: object) -> str:
-    if not isinstance(label, str):
-        raise ValidationError({'project': ['ожидается метка проекта']})
-    if hub.db.execute_sql(
-            'SELECT 1 FROM project WHERE label = ?', (label,)).fetchone() is None:
-        raise NotFoundError(f'проекта {label!r} нет')
-    return label
+def _dicts(cursor) -> list[dict]:
+    names = [column[0] for column in cursor.description]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]
 
 
-# --- project slices ------------------------------------------------------------------------------
-# The slice of spec «Проекты» has two equivalent SQL forms (tests/lib/test_reads.py proves they give
-# the same keys and flags). projects.SLICE_CTE builds the whole slice first: cheap for a small
-# project, ~150 ms at 20,000 issues / ~400 ms at 50,000 for a project holding most of the mirror,
-# because every link of every own issue is visited. The per-issue predicate below lets a keyset
-# page walk issues (or changes) in order and stop after `limit` rows: a few ms for a project that
-# holds much of the mirror, but a long walk for a small one. A sample of the mirror picks the form.
-
-SLICE_SAMPLE = 2000      # issues looked at (by rowid) to estimate the project's share
-DENSE_SHARE = 0.05       # at least this share of the sample own: walk with the predicate
-
-
-def _dense(hub: Hub, label: str) -> bool:
-    """Whether the project's own issues are a large share of the mirror (sampled)."""
-    own, total = hub.db.execute_sql(
-        f'SELECT coalesce(sum({_own("i")}), 0), count(*) FROM '
-        '(SELECT labels FROM issue ORDER BY rowid LIMIT :sample) AS i',
-        {'label': label, 'sample': SLICE_SAMPLE}).fetchone()
-    return total > 0 and own >= DENSE_SHARE * total
-
-
-def _own(alias: str) -> str:
-    return f'EXISTS (SELECT 1 FROM json_each({alias}.labels) AS lb WHERE lb.value = :label)'
-
-
-def _in_slice(alias: str) -> str:
-    """SQL: issue row ``alias`` is in the slice of project ``:label``."""
-    return (f'({_own(alias)}'
-            f' OR EXISTS (SELECT 1 FROM issue_link lo JOIN issue o ON o.key = lo.target_key'
-            f' WHERE lo.source_key = {alias}.key AND {_own("o")})'
-            f' OR EXISTS (SELECT 1 FROM issue_link li JOIN issue o ON o.key = li.source_key'
-            f' WHERE li.target_key = {alias}.key AND {_own("o")})'
-            f' OR {alias}.key IN (SELECT o.epic_key FROM issue o WHERE {_own("o")}))')
-
-
-# --- issues ------------------------------------------------------------------------------------
-
-def _issue_out(row: tuple) -> dict:
-    count = len(ISSUE_COLUMNS)
-    item = dict(zip(ISSUE_COLUMNS, row[:count]))
+def issue_out(row: dict) -> dict:
+    """A selected issue row (``_ISSUE_SELECT``) as the API shows it: labels a list, note nested."""
+    item = {name: row[name] for name in ISSUE_COLUMNS}
     try:
         item['labels'] = json.loads(item['labels'] or '[]')
     except ValueError:
         item['labels'] = []
     item['neighbor'] = bool(item['neighbor'])
-    note_values = row[count:count + len(NOTE_COLUMNS)]
-    note_key = row[count + len(NOTE_COLUMNS)]
-    item['note'] = ({'key': note_key, **dict(zip(NOTE_COLUMNS, note_values))}
-                    if note_key is not None else None)
+    item['note'] = ({'key': row['note_key'], **{name: row[name] for name in NOTE_COLUMNS}}
+                    if row['note_key'] is not None else None)
+    if 'snippet' in row:
+        item['snippet'] = row['snippet']
     return item
 
 
-def issues(hub: Hub, *, project: Any = None, status: Any = None, assignee: Any = None,
-           neighbor: Any = None, q: Any = None, updated_since: Any = None, limit: Any = None,
-           cursor: Any = None) -> dict:
-    """Mirror issues by key (keyset), with filters; ``project`` = its slice, neighbour relative to it.
+def issues(hub: Hub, *, project: str | None = None, status: str | None = None,
+           assignee: str | None = None, neighbor: bool | None = None, q: str | None = None,
+           text: str | None = None, updated_since: datetime | str | None = None,
+           limit: int = 100, cursor: str | None = None) -> dict:
+    """Mirror issues in natural key order (by relevance with ``text``), filtered; keyset pages.
 
-    Decisions: ``q`` is a case-insensitive substring of the key or the summary; ``updated_since``
-    compares Jira's ``updated`` normalized to UTC (inclusive).
+    ``project`` = its slice, ``neighbor`` relative to it. Decisions: ``q`` is a case-insensitive
+    substring of the key or the summary; ``updated_since`` compares Jira's ``updated`` normalized
+    to UTC (inclusive).
     """
-    limit = page_limit(limit, *ISSUES_LIMIT)
-    status, assignee = _text(status, 'status'), _text(assignee, 'assignee')
-    neighbor = _flag(neighbor, 'neighbor')
-    q = _text(q, 'q')
-    since = _time(updated_since, 'updated_since')
-    after = decode_cursor(cursor, (str,))
-    where, params = [], {}
+    args = _args(IssuesQuery, project=project, status=status, assignee=assignee,
+                 neighbor=neighbor, q=q, text=text, updated_since=updated_since, limit=limit,
+                 cursor=cursor)
+    limit = args['limit']
+    by_relevance = 'text' in args
+    after = decode_cursor(args.get('cursor'), (float, str) if by_relevance else (str,))
+    params: dict[str, Any] = {'limit': limit + 1}
+    where: list[str] = []
+    tables = ''
     with hub.read():
-        if project not in (None, '') and _dense(hub, _require_project(hub, project)):
-            params['label'] = project
-            neighbor_column = f'(NOT {_own("i")})'
-            sql = f'SELECT {_ISSUE_SELECT.format(neighbor=neighbor_column)} FROM issue i'
-            where.append(_in_slice('i'))
-        elif project not in (None, ''):
-            params['label'] = project
-            sql = (f'WITH {projects.SLICE_CTE} SELECT {_ISSUE_SELECT.format(neighbor="s.neighbor")} '
-                   'FROM slice s JOIN issue i ON i.key = s.key')
-            neighbor_column = 's.neighbor'
+        # The first table drives the walk (CROSS JOIN keeps SQLite from reordering): the FTS
+        # matches by relevance, the slice's (label, sort_key) index, or the natural-key index.
+        if by_relevance:
+            tables = 'issue_fts f CROSS JOIN issue_search d ON d.docid = f.rowid JOIN issue i ON i.key = d.key'
+        if 'project' in args:
+            params['label'] = require_project(hub, args['project'])
+            tables = (tables + ' JOIN issue_member m ON m.key = i.key' if by_relevance
+                      else 'issue_member m CROSS JOIN issue i ON i.key = m.key')
+            where.append('m.label = :label')
+            neighbor_column, order = 'm.neighbor', 'm.sort_key'
         else:
-            sql = f'SELECT {_ISSUE_SELECT.format(neighbor="i.neighbor")} FROM issue i'
-            neighbor_column = 'i.neighbor'
-        sql += ' LEFT JOIN issue_note n ON n.key = i.key'
-        if status is not None:
-            where.append('i.status = :status')
-            params['status'] = status
-        if assignee is not None:
-            where.append('i.assignee = :assignee')
-            params['assignee'] = assignee
-        if neighbor is not None:
+            tables = tables if by_relevance else 'issue i'
+
+            neighbor_column, order = 'i.neighbor', _NATURAL
+        if by_relevance:
+            params['match'] = search.match_expression(args['text'])
+            if params['match'] is None:
+                return {'items': [], 'next_cursor': None}
+            where.append('issue_fts MATCH :match')
+        for name in ('status', 'assignee'):
+            if name in args:
+                where.append(f'i.{name} = :{name}')
+                params[name] = args[name]
+        if 'neighbor' in args:
             where.append(f'{neighbor_column} = :neighbor')
-            params['neighbor'] = int(neighbor)
-        if q is not None or since is not None:
+            params['neighbor'] = int(args['neighbor'])
+        if 'q' in args or 'updated_since' in args:
             _register_functions(hub)
-        if q is not None:
+        if 'q' in args:
             where.append('(hub_contains(i.key, :q) OR hub_contains(i.summary, :q))')
-            params['q'] = q.casefold()
-        if since is not None:
+            params['q'] = args['q'].casefold()
+        if 'updated_since' in args:
             where.append('hub_to_utc(i.jira_updated) >= :since')
-            params['since'] = since
-        if after is not None:
-            where.append('i.key > :after')
+            params['since'] = format_utc(args['updated_since'])
+        columns = _ISSUE_SELECT.format(neighbor=neighbor_column) + f', {order} AS sort_key'
+        if by_relevance:
+            columns += f', {search.RANK_SQL} AS relevance, {search.SNIPPET_SQL} AS snippet'
+            if after is not None:
+                where.append('(relevance > :after_rank OR (relevance = :after_rank AND sort_key > :after))')
+                params.update(after_rank=after[0], after=after[1])
+            order = 'relevance, sort_key'
+        elif after is not None:
+            where.append(f'{order} > :after')
             params['after'] = after[0]
-        if where:
-            sql += ' WHERE ' + ' AND '.join(where)
-        sql += ' ORDER BY i.key LIMIT :limit'
-        params['limit'] = limit + 1
-        rows = hub.db.execute_sql(sql, params).fetchall()
-    rows, next_cursor = page(rows, limit, lambda row: [row[0]])
-    return {'items': [_issue_out(row) for row in rows], 'next_cursor': next_cursor}
+        sql = (f'SELECT {columns} FROM {tables} LEFT JOIN issue_note n ON n.key = i.key'
+               + (' WHERE ' + ' AND '.join(where) if where else '')
+               + f' ORDER BY {order} LIMIT :limit')
+        rows = _dicts(hub.db.execute_sql(sql, params))
+    rows, next_cursor = page(rows, limit, (lambda row: [row['relevance'], row['sort_key']])
+                             if by_relevance else (lambda row: [row['sort_key']]))
+    return {'items': [issue_out(row) for row in rows], 'next_cursor': next_cursor}
 
 
 def issue_card(hub: Hub, key: str) -> dict:
     """One issue with links both ways, comments, attachments (with state), sprints and note."""
-    from . import files  # the attachments module computes download states
-
     with hub.read():
-        row = hub.db.execute_sql(
+        found = _dicts(hub.db.execute_sql(
             f'SELECT {_ISSUE_SELECT.format(neighbor="i.neighbor")} FROM issue i '
-            'LEFT JOIN issue_note n ON n.key = i.key WHERE i.key = ?', (key,)).fetchone()
-        if row is None:
+            'LEFT JOIN issue_note n ON n.key = i.key WHERE i.key = ?', (key,)))
+        if not found:
             raise NotFoundError(f'задачи {key} нет в зеркале')
-        card = _issue_out(row)
-        db = hub.db
+        card = issue_out(found[0])
+        links = (IssueLink.select(IssueLink.source_key, IssueLink.target_key, IssueLink.link_type)
+                 .where((IssueLink.source_key == key) | (IssueLink.target_key == key))
+                 .tuples().execute(hub.db))
         card['links'] = {
-            'outward': [{'type': t, 'key': k} for k, t in db.execute_sql(
-                'SELECT target_key, link_type FROM issue_link WHERE source_key = ? '
-                'ORDER BY link_type, target_key', (key,))],
-            'inward': [{'type': t, 'key': k} for k, t in db.execute_sql(
-                'SELECT source_key, link_type FROM issue_link WHERE target_key = ? '
-                'ORDER BY link_type, source_key', (key,))],
-        }
-        card['comments'] = [dict(zip(COMMENT_COLUMNS, r)) for r in db.execute_sql(
-            'SELECT comment_id, author, created, updated, body, created_at FROM issue_comment '
-            'WHERE key = ? ORDER BY created_at, created, comment_id', (key,))]
-        attachments = [dict(zip(ATTACHMENT_COLUMNS, r)) for r in db.execute_sql(
-            'SELECT attachment_id, key, filename, size, mime_type, author, created, created_at '
-            'FROM issue_attachment WHERE key = ? ORDER BY created_at, attachment_id', (key,))]
-        states = files.attachment_states(hub, [a['attachment_id'] for a in attachments]) if attachments else {}
+            'outward': [{'type': kind, 'key': target} for source, target, kind in
+                        sorted(links, key=lambda link: (link[2], natural_key_or(link[1])))
+                        if source == key],
+            'inward': [{'type': kind, 'key': source} for source, target, kind in
+                       sorted(links, key=lambda link: (link[2], natural_key_or(link[0])))
+                       if target == key and source != key]}
+        card['comments'] = list(
+            IssueComment.select(IssueComment.comment_id, IssueComment.author, IssueComment.created,
+                                IssueComment.updated, IssueComment.body, IssueComment.created_at)
+            .where(IssueComment.key == key)
+            .order_by(IssueComment.created_at, IssueComment.created, IssueComment.comment_id)
+            .dicts().execute(hub.db))
+        attachments = list(IssueAttachment.select().where(IssueAttachment.key == key)
+                           .order_by(IssueAttachment.created_at, IssueAttachment.attachment_id)
+                           .dicts().execute(hub.db))
+        states = files.attachment_states(hub, [a['attachment_id'] for a in attachments])
         for attachment in attachments:
-            state = states.get(attachment['attachment_id']) or {'state': 'none', 'error': None}
-            attachment['state'] = state.get('state')
-            attachment['error'] = state.get('error')
+            state = states[attachment['attachment_id']]
+            attachment['state'], attachment['error'] = state['state'], state['error']
         card['attachments'] = attachments
-        card['sprints'] = [{'sprint_id': s, 'name': n, 'state': st} for s, n, st in db.execute_sql(
-            'SELECT x.sprint_id, s.name, s.state FROM issue_sprint x '
-            'LEFT JOIN jira_sprint s ON s.sprint_id = x.sprint_id WHERE x.key = ? '
-            'ORDER BY x.sprint_id', (key,))]
+        card['sprints'] = list(
+            IssueSprint.select(IssueSprint.sprint_id, JiraSprint.name, JiraSprint.state)
+            .join(JiraSprint, JOIN.LEFT_OUTER, on=(JiraSprint.sprint_id == IssueSprint.sprint_id))
+            .where(IssueSprint.key == key).order_by(IssueSprint.sprint_id).dicts().execute(hub.db))
     return card
 
 
-# --- change feed -------------------------------------------------------------------------------
-
-def change_feed(hub: Hub, *, since: Any = None, until: Any = None, key: Any = None,
-                project: Any = None, field: Any = None, limit: Any = None,
-                cursor: Any = None) -> dict:
-    """Change rows with ``at`` set, by (at, history_id, seq); ``since`` inclusive, ``until`` exclusive."""
-    limit = page_limit(limit, *CHANGES_LIMIT)
-    since, until = _time(since, 'since'), _time(until, 'until')
-    key, field = _text(key, 'key'), _text(field, 'field')
-    after = decode_cursor(cursor, (str, str, int))
-    where, params, prefix = ['c.at IS NOT NULL'], {}, ''
-    with hub.read():
-        if project not in (None, '') and _dense(hub, _require_project(hub, project)):
-            params['label'] = project
-            where.append(f'EXISTS (SELECT 1 FROM issue x WHERE x.key = c.key AND {_in_slice("x")})')
-        elif project not in (None, ''):
-            params['label'] = project
-            prefix = f'WITH {projects.SLICE_CTE} '
-            where.append('c.key IN (SELECT key FROM slice)')
-        if since is not None:
-            where.append('c.at >= :since')
-            params['since'] = since
-        if until is not None:
-            where.append('c.at < :until')
-            params['until'] = until
-        if key is not None:
-            where.append('c.key = :key')
-            params['key'] = key
-        if field is not None:
-            where.append('c.field = :field')
-            params['field'] = field
-        if after is not None:
-            # Row-value comparison: SQLite uses the `at` index for its leading column.
-            where.append('(c.at, c.history_id, c.seq) > (:a_at, :a_history, :a_seq)')
-            params.update(a_at=after[0], a_history=after[1], a_seq=after[2])
-        sql = (prefix + 'SELECT ' + ', '.join(f'c.{column}' for column in CHANGE_COLUMNS)
-               + ' FROM issue_change c WHERE ' + ' AND '.join(where)
-               + ' ORDER BY c.at, c.history_id, c.seq LIMIT :limit')
-        params['limit'] = limit + 1
-        rows = hub.db.execute_sql(sql, params).fetchall()
-    rows, next_cursor = page(rows, limit, lambda row: [row[3], row[0], row[1]])
-    return {'items': [dict(zip(CHANGE_COLUMNS, row)) for row in rows], 'next_cursor': next_cursor}
+def natural_key_or(key: str) -> str:
+    """Natural sort key of ``key`` when it is an issue key, else the key itself (links may point
+    outside the mirror's key shape)."""
+    try:
+        return natural_key(key)
+    except ValueError:
+        return key
 
 
-def issue_changes(hub: Hub, key: str, *, since: Any = None, until: Any = None, field: Any = None,
-                  limit: Any = None, cursor: Any = None) -> dict:
-    """The change feed of one issue (404 when the issue is neither mirrored nor has changes)."""
-    with hub.read():
-        known = hub.db.execute_sql(
-            'SELECT 1 FROM issue WHERE key = ? UNION ALL SELECT 1 FROM issue_change WHERE key = ? '
-            'LIMIT 1', (key, key)).fetchone()
-        if known is None:
-            raise NotFoundError(f'задачи {key} нет в зеркале')
-        return change_feed(hub, since=since, until=until, key=key, field=field, limit=limit,
-                           cursor=cursor)
+# --- change feed -----------------------------------------------------------------------------------
 
-
-# --- sync journal ------------------------------------------------------------------------------
-
-def sync_runs(hub: Hub, *, limit: Any = None, cursor: Any = None) -> dict:
-    """The sync journal, newest first."""
-    limit = page_limit(limit, *RUNS_LIMIT)
-    after = decode_cursor(cursor, (int,))
-    sql = 'SELECT ' + ', '.join(RUN_COLUMNS) + ' FROM sync_run'
-    params: tuple = ()
+def _changes(hub: Hub, args: dict, key: str | None = None) -> dict:
+    limit = args['limit']
+    after = decode_cursor(args.get('cursor'), (str, str, int))
+    conditions = [IssueChange.at.is_null(False)]
+    if 'project' in args:
+        label = require_project(hub, args['project'])
+        conditions.append(fn.EXISTS(IssueMember.select(SQL('1')).where(
+            (IssueMember.label == label) & (IssueMember.key == IssueChange.key))))
+    if 'since' in args:
+        conditions.append(IssueChange.at >= format_utc(args['since']))
+    if 'until' in args:
+        conditions.append(IssueChange.at < format_utc(args['until']))
+    if key is not None or 'key' in args:
+        conditions.append(IssueChange.key == (key if key is not None else args['key']))
+    if 'field' in args:
+        conditions.append(IssueChange.field == args['field'])
     if after is not None:
-        sql += ' WHERE id < ?'
-        params = (after[0],)
-    sql += ' ORDER BY id DESC LIMIT ?'
-    rows = hub.db.execute_sql(sql, params + (limit + 1,)).fetchall()
-    rows, next_cursor = page(rows, limit, lambda row: [row[0]])
-    return {'items': [dict(zip(RUN_COLUMNS, row)) for row in rows], 'next_cursor': next_cursor}
+        # Row-value comparison: SQLite uses the `at` index for its leading column.
+        conditions.append(Tuple(IssueChange.at, IssueChange.history_id, IssueChange.seq)
+                          > Tuple(*after))
+    rows = list(IssueChange.select().where(*conditions)
+                .order_by(IssueChange.at, IssueChange.history_id, IssueChange.seq)
+                .limit(limit + 1).dicts().execute(hub.db))
+    rows, next_cursor = page(rows, limit, lambda row: [row['at'], row['history_id'], row['seq']])
+    return {'items': rows, 'next_cursor': next_cursor}
 
 
-# --- boards and sprints ------------------------------------------------------------------------
+def change_feed(hub: Hub, *, since: datetime | str | None = None,
+                until: datetime | str | None = None, key: str | None = None,
+                project: str | None = None, field: str | None = None, limit: int = 500,
+                cursor: str | None = None) -> dict:
+    """Change rows with ``at`` set, by (at, history_id, seq); ``since`` inclusive, ``until`` not."""
+    args = _args(ChangesQuery, since=since, until=until, key=key, project=project, field=field,
+                 limit=limit, cursor=cursor)
+    with hub.read():
+        return _changes(hub, args)
+
+
+def issue_changes(hub: Hub, key: str, *, since: datetime | str | None = None,
+                  until: datetime | str | None = None, field: str | None = None,
+                  limit: int = 500, cursor: str | None = None) -> dict:
+    """The change feed of one issue (404 when the issue is neither mirrored nor has changes)."""
+    args = _args(IssueChangesQuery, since=since, until=until, field=field, limit=limit,
+                 cursor=cursor)
+    with hub.read():
+        known = (Issue.select().where(Issue.key == key).exists(hub.db)
+                 or IssueChange.select().where(IssueChange.key == key).exists(hub.db))
+        if not known:
+            raise NotFoundError(f'задачи {key} нет в зеркале')
+        return _changes(hub, args, key)
+
+
+# --- sync journal ----------------------------------------------------------------------------------
+
+def sync_runs(hub: Hub, *, limit: int = 100, cursor: str | None = None) -> dict:
+    """The sync journal, newest first."""
+    args = _args(PageQuery, limit=limit, cursor=cursor)
+    after = decode_cursor(args.get('cursor'), (int,))
+    query = SyncRun.select().order_by(SyncRun.id.desc()).limit(args['limit'] + 1)
+    if after is not None:
+        query = query.where(SyncRun.id < after[0])
+    rows, next_cursor = page(list(query.dicts().execute(hub.db)), args['limit'],
+                             lambda row: [row['id']])
+    return {'items': rows, 'next_cursor': next_cursor}
+
+
+# --- boards and sprints ----------------------------------------------------------------------------
 
 def _board(hub: Hub, label: str) -> dict:
-    row = hub.db.execute_sql(
-        'SELECT jp.board_id, coalesce(b.type, jp.board_type), b.columns, b.kanban_backlog, '
-        'b.fetched_at FROM jira_project jp LEFT JOIN jira_board b ON b.board_id = jp.board_id '
-        'WHERE jp.label = ?', (label,)).fetchone()
-    board_id, board_type, columns, backlog, fetched_at = row or (None, None, None, None, None)
+    found = (JiraProject.select(JiraProject.board_id,
+                                fn.COALESCE(JiraBoard.type, JiraProject.board_type).alias('type'),
+                                JiraBoard.columns, JiraBoard.kanban_backlog, JiraBoard.fetched_at)
+             .join(JiraBoard, JOIN.LEFT_OUTER, on=(JiraBoard.board_id == JiraProject.board_id))
+             .where(JiraProject.label == label).dicts().execute(hub.db))
+    board = found[0] if found else dict.fromkeys(
+        ('board_id', 'type', 'columns', 'kanban_backlog', 'fetched_at'))
     try:
-        columns = json.loads(columns) if columns else []
+        board['columns'] = json.loads(board['columns']) if board['columns'] else []
     except ValueError:
-        columns = []
-    return {'board_id': board_id, 'type': board_type, 'columns': columns or [],
-            'kanban_backlog': None if backlog is None else bool(backlog), 'fetched_at': fetched_at}
+        board['columns'] = []
+    if board['kanban_backlog'] is not None:
+        board['kanban_backlog'] = bool(board['kanban_backlog'])
+    return board
 
 
 def _own_issues(hub: Hub, label: str) -> list[tuple[str, str | None]]:
-    return hub.db.execute_sql(
-        'SELECT i.key, i.status FROM issue i WHERE EXISTS '
-        '(SELECT 1 FROM json_each(i.labels) AS l WHERE l.value = ?) '
-        'ORDER BY i.rank IS NULL, i.rank, i.key', (label,)).fetchall()
+    """(key, status) of the project's own issues, in board order: Jira rank, then natural key."""
+    return list(Issue.select(Issue.key, Issue.status)
+                .join(IssueMember, on=(IssueMember.key == Issue.key))
+                .where((IssueMember.label == label) & (IssueMember.neighbor == 0))
+                .order_by(Issue.rank.is_null(), Issue.rank, IssueMember.sort_key)
+                .tuples().execute(hub.db))
 
 
 def project_board(hub: Hub, label: str) -> dict:
@@ -345,9 +352,9 @@ def project_board(hub: Hub, label: str) -> dict:
     whose status is in no column is not shown, as on the Jira board.
     """
     with hub.read():
-        _require_project(hub, label)
+        require_project(hub, label)
         board = _board(hub, label)
-        column_of = {}
+        column_of: dict[str, int] = {}
         for index, column in enumerate(board['columns']):
             for status in column.get('statuses') or ():
                 column_of.setdefault(status, index)
@@ -357,33 +364,37 @@ def project_board(hub: Hub, label: str) -> dict:
                 keys[column_of[status]].append(key)
     columns = [{'name': column.get('name'), 'statuses': list(column.get('statuses') or []),
                 'issues': keys[index]} for index, column in enumerate(board['columns'])]
-    done = columns[-1]['statuses'] if columns else []
     return {'label': label, 'board_id': board['board_id'], 'type': board['type'],
             'kanban_backlog': board['kanban_backlog'], 'fetched_at': board['fetched_at'],
-            'columns': columns, 'done_statuses': done}
+            'columns': columns, 'done_statuses': columns[-1]['statuses'] if columns else []}
 
 
 def project_sprints(hub: Hub, label: str) -> dict:
     """Sprints of the project's board with the project's own issues and how many are done."""
     with hub.read():
-        _require_project(hub, label)
+        require_project(hub, label)
         board = _board(hub, label)
         done = set(board['columns'][-1].get('statuses') or []) if board['columns'] else set()
-        own = dict(_own_issues(hub, label))
-        sprints = [dict(zip(SPRINT_COLUMNS, row)) for row in hub.db.execute_sql(
-            'SELECT ' + ', '.join(SPRINT_COLUMNS) + ' FROM jira_sprint WHERE board_id = ? '
-            'ORDER BY start_date IS NULL, start_date, sprint_id', (board['board_id'],))]
-        members: dict[int, list[str]] = {}
-        if sprints:
-            marks = ','.join('?' * len(sprints))
-            for key, sprint_id in hub.db.execute_sql(
-                    f'SELECT key, sprint_id FROM issue_sprint WHERE sprint_id IN ({marks}) '
-                    'ORDER BY key', [s['sprint_id'] for s in sprints]):
-                if key in own:
-                    members.setdefault(sprint_id, []).append(key)
+        sprints = list(JiraSprint.select().where(JiraSprint.board_id == board['board_id'])
+                       .order_by(JiraSprint.start_date.is_null(), JiraSprint.start_date,
+                                 JiraSprint.sprint_id).dicts().execute(hub.db))
+        members: dict[int, list[tuple[str, str | None]]] = {}
+        for sprint_id, key, status in (
+                IssueSprint.select(IssueSprint.sprint_id, Issue.key, Issue.status)
+                .join(Issue, on=(Issue.key == IssueSprint.key))
+                .join(IssueMember, on=(IssueMember.key == Issue.key))
+                .where((IssueMember.label == label) & (IssueMember.neighbor == 0)
+                       & IssueSprint.sprint_id.in_([s['sprint_id'] for s in sprints]))
+                .order_by(IssueMember.sort_key).tuples().execute(hub.db)):
+            members.setdefault(sprint_id, []).append((key, status))
     for sprint in sprints:
-        keys = members.get(sprint['sprint_id'], [])
-        sprint['issues'] = keys
-        sprint['issues_count'] = len(keys)
-        sprint['done_count'] = sum(1 for key in keys if own[key] in done)
+        own = members.get(sprint['sprint_id'], [])
+        sprint['issues'] = [key for key, _ in own]
+        sprint['issues_count'] = len(own)
+        sprint['done_count'] = sum(1 for _, status in own if status in done)
     return {'items': sprints}
+
+
+__all__ = ['IssuesQuery', 'ChangesQuery', 'IssueChangesQuery', 'PageQuery', 'issues', 'issue_card',
+           'issue_out', 'change_feed', 'issue_changes', 'sync_runs', 'project_board',
+           'project_sprints']

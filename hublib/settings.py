@@ -1,167 +1,132 @@
 """Settings: key → JSON pairs in ``setting`` (spec «Настройки», contract §6).
 
-Every writer (HTTP, CLI ``init``, scripts) goes through :func:`update_settings`, which validates
-the whole change with the one table of validators below before writing anything.
+Every writer (HTTP, CLI ``init``, scripts, MCP) goes through :func:`update_settings`, which
+validates the whole change with :class:`SettingsChange` before writing anything. The base JQL is
+computed here from the projects' labels (spec «Проекты»): it is the one derived setting.
 """
 from __future__ import annotations
 
 import json
-import ntpath
-import posixpath
 import re
 import secrets
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping
 
-from . import projects
+from marshmallow import Schema, fields, validate
+from peewee import JOIN
+
+from . import modules
 from .db import Hub
 from .errors import ValidationError
-from .modules import deprecated_settings, get_module
+from .models import JiraProject, Project, Setting
+from .validation import Int, Pattern, Text, load
 
 DEFAULT_PACING = {'interval_ms': 500, 'pause_on_rate_limit_seconds': 60}
-DEFAULT_CLOSED_STATUSES = ['Готово', 'Снято']
+DEFAULT_CLOSED_STATUSES = ('Готово', 'Снято')
+DEFAULT_BACKUP_KEEP = 14
 FIELD_ID_KEYS = ('planned_start', 'planned_end', 'epic_link', 'story_points', 'sprint', 'rank')
-ISSUE_TYPE_KEYS = ('task', 'epic', 'bug')
 
 BASE_JQL_MESSAGE = 'базовая JQL собирается из проектов'
 LEGACY_KEYS = ('base_jql', 'board_id')
 READ_ONLY_KEYS = ('settings_version', 'schema_version', 'tokens')
 AGENT_KEYS = ('project_key', 'field_ids', 'issue_types', 'priority_map', 'link_types', 'pacing',
               'settings_version')
+# Projects in base-JQL order (contract §7): by creation, then label.
+PROJECT_ORDER = (Project.created_at, Project.label)
 
 
 def _defaults() -> dict[str, Any]:
     return {
         'closed_statuses': list(DEFAULT_CLOSED_STATUSES),
-        'backup_keep': 14,
+        'backup_keep': DEFAULT_BACKUP_KEEP,
         'auto_refresh_minutes': 0,
         'relay_dir': None,
         'pacing': dict(DEFAULT_PACING),
     }
 
 
-# --- validators: each returns a list of messages (empty = valid) --------------------------------
+# --- the schema of a change ----------------------------------------------------------------------
+# Upper bounds keep every derived figure (estimates, pauses, time arithmetic of the auto refresh)
+# inside SQLite's integers and datetime's range, so no setting can break a claim.
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _string_map(value: object) -> list[str]:
-    if not isinstance(value, dict):
-        return ['ожидается объект']
-    if not all(isinstance(k, str) and isinstance(v, str) and v for k, v in value.items()):
-        return ['значения должны быть непустыми строками']
-    return []
+# Jira ids of the custom fields the agent reads (each a non-empty string or null).
+FieldIds = Schema.from_dict({name: Text(min_length=1, allow_none=True) for name in FIELD_ID_KEYS},
+                            name='FieldIds')
 
 
-_PROJECT_KEY = re.compile(r'[A-Z][A-Z0-9_]*')
+class IssueType(Schema):
+    name = fields.String(allow_none=True)
+    id = fields.String(allow_none=True)
 
 
-def _project_key(value: object) -> list[str]:
-    if not isinstance(value, str) or not _PROJECT_KEY.fullmatch(value):
-        return ['ключ проекта Jira: заглавные латинские буквы, цифры и _, например AURORA']
-    return []
+class IssueTypes(Schema):
+    """``{task, epic[, bug]}``, each ``{name, id}``."""
+
+    task = fields.Nested(IssueType, required=True)
+    epic = fields.Nested(IssueType, required=True)
+    bug = fields.Nested(IssueType)
 
 
-def _field_ids(value: object) -> list[str]:
-    if not isinstance(value, dict):
-        return ['ожидается объект']
-    errors = [f'неизвестное поле {key!r}' for key in value if key not in FIELD_ID_KEYS]
-    errors += [f'{key}: ожидается строка или null' for key, field_id in value.items()
-               if field_id is not None and not (isinstance(field_id, str) and field_id)]
-    return errors
+class Pacing(Schema):
+    interval_ms = Int(minimum=0, maximum=60_000)
+    pause_on_rate_limit_seconds = Int(minimum=0, maximum=86_400)
 
 
-def _issue_types(value: object) -> list[str]:
-    if not isinstance(value, dict):
-        return ['ожидается объект {task, epic, bug?}']
-    errors = [f'неизвестный тип {key!r}' for key in value if key not in ISSUE_TYPE_KEYS]
-    errors += [f'нет типа {key!r}' for key in ('task', 'epic') if key not in value]
-    for key, spec in value.items():
-        if not isinstance(spec, dict) or set(spec) - {'name', 'id'}:
-            errors.append(f'{key}: ожидается объект {{name, id}}')
-        elif any(spec.get(part) is not None and not isinstance(spec.get(part), str)
-                 for part in ('name', 'id')):
-            errors.append(f'{key}: name и id — строки или null')
-    return errors
+# Absolute on POSIX or on Windows (a drive with a root, a root, or a UNC share): what
+# posixpath.isabs or ntpath.isabs accepts.
+ABSOLUTE_PATH = r'^([/\\]|.:[/\\]).*$'
+PROJECT_KEY_PATTERN = r'^[A-Z][A-Z0-9_]*$'
 
 
-# Upper bounds keep every derived figure (estimates, pauses, time arithmetic of the auto
-# refresh) inside SQLite's integers and datetime's range, so no setting can break a claim.
-PACING_MAXIMUM = {'interval_ms': 60_000, 'pause_on_rate_limit_seconds': 86_400}
+class SettingsChange(Schema):
+    """Body of ``PUT /settings``: any subset of the writable keys."""
+
+    project_key = fields.String(validate=Pattern(
+        PROJECT_KEY_PATTERN, 'ключ проекта Jira: заглавные латинские буквы, цифры и _, '
+                             'например AURORA'), metadata={'example': 'AURORA'})
+    field_ids = fields.Nested(FieldIds, metadata={'description': 'custom field id по назначению'})
+    issue_types = fields.Nested(IssueTypes)
+    priority_map = fields.Dict(keys=fields.String(), values=Text(min_length=1))
+    link_types = fields.Dict(keys=fields.String(), values=Text(min_length=1))
+    pacing = fields.Nested(Pacing)
+    backup_keep = Int(minimum=1, maximum=10_000)
+    auto_refresh_minutes = Int(minimum=0, maximum=525_600,  # a year
+                               metadata={'description': '0 — выключено'})
+    relay_dir = fields.String(allow_none=True, validate=Pattern(
+        ABSOLUTE_PATH, 'ожидается абсолютный путь папки реле или null'))
+    closed_statuses = fields.List(Text(min_length=1))
 
 
-def _pacing(value: object) -> list[str]:
-    if not isinstance(value, dict):
-        return ['ожидается объект']
-    errors = [f'неизвестный ключ {key!r}' for key in value if key not in DEFAULT_PACING]
-    errors += [f'{key}: ожидается целое от 0 до {PACING_MAXIMUM[key]}'
-               for key, number in value.items() if key in DEFAULT_PACING
-               and not (_is_int(number) and 0 <= number <= PACING_MAXIMUM[key])]
-    return errors
+class AgentQuery(Schema):
+    """Query of ``GET /agent/settings``: the agent's module."""
 
-
-def _int_between(minimum: int, maximum: int) -> Callable[[object], list[str]]:
-    def check(value: object) -> list[str]:
-        if _is_int(value) and minimum <= value <= maximum:
-            return []
-        return [f'ожидается целое от {minimum} до {maximum}']
-    return check
-
-
-def _relay_dir(value: object) -> list[str]:
-    if value is None:
-        return []
-    if not isinstance(value, str) or not (posixpath.isabs(value) or ntpath.isabs(value)):
-        return ['ожидается абсолютный путь папки реле или null']
-    return []
-
-
-def _closed_statuses(value: object) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
-        return ['ожидается список имён статусов']
-    return []
-
-
-VALIDATORS: dict[str, Callable[[object], list[str]]] = {
-    'project_key': _project_key,
-    'field_ids': _field_ids,
-    'issue_types': _issue_types,
-    'priority_map': _string_map,
-    'link_types': _string_map,
-    'pacing': _pacing,
-    'backup_keep': _int_between(1, 10_000),
-    'auto_refresh_minutes': _int_between(0, 525_600),  # a year
-    'relay_dir': _relay_dir,
-    'closed_statuses': _closed_statuses,
-}
+    agent = fields.String(required=True, validate=validate.OneOf(tuple(modules.MODULES)),
+                          metadata={'description': 'модуль агента'})
 
 
 def validate_changes(changes: object) -> dict[str, Any]:
-    """Check a whole settings change; raise one ValidationError listing every bad key."""
-    if not isinstance(changes, dict):
-        raise ValidationError({'_body': ['ожидается объект настроек']})
-    errors: dict[str, list[str]] = {}
-    for key, value in changes.items():
-        if key in LEGACY_KEYS:
-            errors[key] = [BASE_JQL_MESSAGE]
-        elif key in READ_ONLY_KEYS:
-            errors[key] = ['настройка только для чтения']
-        elif key not in VALIDATORS:
-            errors[key] = ['неизвестная настройка']
-        else:
-            messages = VALIDATORS[key](value)
-            if messages:
-                errors[key] = messages
-    if errors:
-        message = BASE_JQL_MESSAGE if set(errors) <= set(LEGACY_KEYS) else None
-        raise ValidationError(errors, message)
-    normalized = dict(changes)
+    """Check a whole settings change; raise one ValidationError listing every bad key.
+
+    Errors are named by the top-level key (``pacing``), the nested path inside the message.
+    """
+    try:
+        normalized = load(SettingsChange, changes, what='объект настроек')
+    except ValidationError as error:
+        by_key: dict[str, list[str]] = {}
+        for name, messages in error.fields.items():
+            key, rest = re.match(r'([^.\[]*)[.]?(.*)', name).groups()
+            if key in LEGACY_KEYS:
+                messages = [BASE_JQL_MESSAGE]
+            elif key in READ_ONLY_KEYS:
+                messages = ['настройка только для чтения']
+            by_key.setdefault(key, []).extend(f'{rest}: {m}' if rest else m for m in messages)
+        only_legacy = set(by_key) <= set(LEGACY_KEYS)
+        raise ValidationError(by_key, BASE_JQL_MESSAGE if only_legacy else None) from None
     if 'pacing' in normalized:
         normalized['pacing'] = {**DEFAULT_PACING, **normalized['pacing']}
     return normalized
 
 
-# --- storage -----------------------------------------------------------------------------------
+# --- storage -------------------------------------------------------------------------------------
 
 def _dump(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
@@ -180,20 +145,20 @@ def _load(text: str | None) -> Any:
 
 def stored_settings(hub: Hub) -> dict[str, Any]:
     """Every stored key with its decoded value (tokens included: callers filter)."""
-    return {key: _load(text) for key, text in hub.db.execute_sql('SELECT key, value FROM setting')}
+    return {key: _load(text) for key, text in
+            Setting.select(Setting.key, Setting.value).tuples().execute(hub.db)}
 
 
 def setting(hub: Hub, key: str, default: Any = None) -> Any:
     """One decoded setting, ``default`` when absent."""
-    row = hub.db.execute_sql('SELECT value FROM setting WHERE key = ?', (key,)).fetchone()
-    if row is None or row[0] is None:
-        return default
-    return _load(row[0])
+    value = Setting.select(Setting.value).where(Setting.key == key).scalar(hub.db)
+    return default if value is None else _load(value)
 
 
 def _write(hub: Hub, values: Mapping[str, Any]) -> None:
-    hub.db.cursor().executemany('INSERT OR REPLACE INTO setting (key, value) VALUES (?, ?)',
-                                [(key, _dump(value)) for key, value in values.items()])
+    if values:
+        Setting.replace_many([(key, _dump(value)) for key, value in values.items()],
+                             fields=[Setting.key, Setting.value]).execute(hub.db)
 
 
 def ensure_defaults(hub: Hub) -> None:
@@ -208,13 +173,12 @@ def ensure_defaults(hub: Hub) -> None:
         if 'settings_version' not in stored:
             missing['settings_version'] = 1
         _write(hub, missing)
-        retired = sorted(deprecated_settings() & set(stored))
+        retired = modules.deprecated_settings() & set(stored)
         if retired:
-            hub.db.execute_sql('DELETE FROM setting WHERE key IN (%s)' % ','.join('?' * len(retired)),
-                               retired)
+            Setting.delete().where(Setting.key.in_(sorted(retired))).execute(hub.db)
 
 
-def update_settings(hub: Hub, changes: object) -> dict[str, Any]:
+def update_settings(hub: Hub, changes: Mapping[str, Any]) -> dict[str, Any]:
     """Apply a partial change; +1 to settings_version when any value really changed."""
     normalized = validate_changes(changes)
     with hub.write():
@@ -227,10 +191,32 @@ def update_settings(hub: Hub, changes: object) -> dict[str, Any]:
         return _client_view(hub)
 
 
+def pacing(hub: Hub) -> dict[str, int]:
+    """The ``pacing`` setting over its defaults."""
+    stored = setting(hub, 'pacing')
+    return {**DEFAULT_PACING, **(stored if isinstance(stored, dict) else {})}
+
+
+def project_labels(hub: Hub) -> list[str]:
+    """Project labels in base-JQL order: by creation time, then label."""
+    return [label for (label,) in
+            Project.select(Project.label).order_by(*PROJECT_ORDER).tuples().execute(hub.db)]
+
+
+def base_jql(hub: Hub) -> str | None:
+    """``project = <key> AND labels in ("L1", …)``; ``None`` without projects or project key."""
+    project_key = setting(hub, 'project_key')
+    labels = project_labels(hub)
+    if not isinstance(project_key, str) or not project_key or not labels:
+        return None
+    return 'project = {} AND labels in ({})'.format(
+        project_key, ', '.join(f'"{label}"' for label in labels))
+
+
 def _client_view(hub: Hub) -> dict[str, Any]:
     view = {key: value for key, value in stored_settings(hub).items()
             if key not in ('tokens', 'schema_version')}
-    view['base_jql'] = projects.base_jql(hub)
+    view['base_jql'] = base_jql(hub)
     return view
 
 
@@ -240,29 +226,24 @@ def client_settings(hub: Hub) -> dict[str, Any]:
         return _client_view(hub)
 
 
-def agent_settings(hub: Hub, agent: object) -> dict[str, Any]:
+def agent_settings(hub: Hub, agent: str) -> dict[str, Any]:
     """Settings an agent of module ``agent`` works with (contract §6)."""
-    module = get_module(agent)
+    module = modules.get_module(agent)
     with hub.read():
         stored = stored_settings(hub)
         if module.name != 'jira':
             return {'settings_version': stored.get('settings_version')}
         result = {key: stored.get(key) for key in AGENT_KEYS}
-        result['pacing'] = {**DEFAULT_PACING, **(stored.get('pacing') or {})}
-        result['base_jql'] = projects.base_jql(hub)
+        result['pacing'] = pacing(hub)
+        result['base_jql'] = base_jql(hub)
         if 'board_id' in stored:
             result['board_id'] = stored['board_id']
-        result['projects'] = [
-            {key: item[key] for key in ('label', 'name', 'board_id', 'board_type')}
-            for item in _projects_with_boards(hub)]
+        result['projects'] = list(
+            Project.select(Project.label, Project.name, JiraProject.board_id,
+                           JiraProject.board_type)
+            .join(JiraProject, on=(JiraProject.label == Project.label), join_type=JOIN.LEFT_OUTER)
+            .order_by(*PROJECT_ORDER).dicts().execute(hub.db))
         return result
-
-
-def _projects_with_boards(hub: Hub) -> list[dict]:
-    rows = hub.db.execute_sql(
-        'SELECT p.label, p.name, jp.board_id, jp.board_type FROM project p '
-        'LEFT JOIN jira_project jp ON jp.label = p.label ORDER BY p.created_at, p.label')
-    return [dict(zip(('label', 'name', 'board_id', 'board_type'), row)) for row in rows]
 
 
 def tokens(hub: Hub) -> dict[str, str]:
@@ -270,43 +251,6 @@ def tokens(hub: Hub) -> dict[str, str]:
     return setting(hub, 'tokens', {})
 
 
-# --- jira-sync config import (CLI `init`) --------------------------------------------------------
-
-CONFIG_SETTINGS = ('project_key', 'field_ids', 'priority_map', 'link_types', 'pacing', 'backup_keep',
-                   'auto_refresh_minutes')
-
-
-def settings_from_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The settings a jira-sync config carries; secrets (login, password, token, url) are never read."""
-    if not isinstance(config, Mapping):
-        raise ValidationError({'config': ['конфиг должен быть JSON-объектом']})
-    values = {key: config[key] for key in CONFIG_SETTINGS if key in config}
-
-    def issue_type(kind: str) -> dict[str, str | None]:
-        name, type_id = config.get(f'issue_type_{kind}'), config.get(f'issue_type_{kind}_id')
-        return {'name': name, 'id': str(type_id) if _is_int(type_id) else type_id}
-
-    values['issue_types'] = {'task': issue_type('task'), 'epic': issue_type('epic')}
-    if 'issue_type_bug' in config or 'issue_type_bug_id' in config:
-        values['issue_types']['bug'] = issue_type('bug')
-    return values
-
-
-def import_config(hub: Hub, config: Mapping[str, Any]) -> dict[str, Any]:
-    """Import a jira-sync config: settings (one version bump) and missing projects."""
-    values = validate_changes(settings_from_config(config))
-    raw_projects = config.get('projects') or []
-    if not isinstance(raw_projects, list) or not all(isinstance(p, dict) for p in raw_projects):
-        raise ValidationError({'projects': ['ожидается список объектов {label, name, board_id?}']})
-    with hub.write():
-        update_settings(hub, values)
-        existing = {label.casefold() for label in projects.project_labels(hub)}
-        created = []
-        for item in raw_projects:
-            label = item.get('label')
-            if isinstance(label, str) and label.casefold() in existing:
-                continue
-            projects.create_project(hub, label, item.get('name', label), item.get('board_id'))
-            existing.add(label.casefold())
-            created.append(label)
-    return {'projects_created': created}
+__all__ = ['SettingsChange', 'AgentQuery', 'validate_changes', 'stored_settings', 'setting', 'ensure_defaults',
+           'update_settings', 'pacing', 'project_labels', 'base_jql', 'client_settings', 'agent_settings', 'tokens',
+           'DEFAULT_PACING', 'DEFAULT_BACKUP_KEEP']

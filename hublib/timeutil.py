@@ -12,9 +12,11 @@ from typing import Callable
 
 Clock = Callable[[], datetime]
 
+# The shapes the contract accepts (§3); ``datetime.fromisoformat`` parses them, but also others
+# (week dates, a date alone) that are not a Jira time, so the shape is checked first.
 _JIRA_TIME = re.compile(
-    r'^\s*(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}(?::\d{2})?)(?:[.,]\d+)?'
-    r'(Z|z|[+-]\d{2}(?::?\d{2})?)?\s*$')
+    r'\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(?::(?P<second>\d{2})(?:[.,]\d+)?)?'
+    r'(?:[Zz]|[+-]\d{2}(?::?[0-5]\d)?)?')
 
 
 def system_clock() -> datetime:
@@ -38,25 +40,23 @@ def parse_utc(text: str) -> datetime:
 
 
 def to_utc(text: object) -> str | None:
-    """Normalize a Jira ISO-8601 date-time to hub UTC; ``None`` for anything unparseable."""
+    """Normalize a Jira ISO-8601 date-time to hub UTC; ``None`` for anything unparseable.
+
+    Decisions: RFC 3339's lower-case ``t`` and ``z`` are accepted; a leap second (``:60``) is
+    read as ``:59`` of the same minute.
+    """
     if not isinstance(text, str):
         return None
-    match = _JIRA_TIME.match(text)
+    text = text.strip()
+    match = _JIRA_TIME.fullmatch(text)
     if match is None:
         return None
-    day, clock, offset = match.groups()
+    if match['second'] == '60':
+        text = text[:match.start('second')] + '59' + text[match.end('second'):]
     try:
-        moment = datetime.fromisoformat(f'{day}T{clock}')
-        if offset and offset not in ('Z', 'z'):
-            sign = -1 if offset[0] == '-' else 1
-            digits = offset[1:].replace(':', '')
-            hours, minutes = int(digits[:2]), int(digits[2:] or 0)
-            if hours > 23 or minutes > 59:
-                return None
-            moment -= sign * timedelta(hours=hours, minutes=minutes)
-    except (ValueError, OverflowError):
+        return format_utc(datetime.fromisoformat(text[:10] + 'T' + text[11:].upper()))
+    except (ValueError, OverflowError):  # out of range: day 32, hour 25, year 0 in UTC, ...
         return None
-    return moment.replace(tzinfo=timezone.utc).isoformat()
 
 
 def minutes_before(text: str, minutes: float) -> str:

@@ -6,7 +6,7 @@ import falcon
 import hublib
 from hublib.db import Hub
 
-from . import errors
+from . import errors, ui
 from .auth import BodyLimit, RequestLog, ThreadConnection, TokenAuth
 from .openapi import OpenApiResource, build_document
 from .schemas import json_handler
@@ -26,6 +26,10 @@ def create_app(hub: Hub) -> falcon.App:
     """The WSGI application serving ``hub``."""
     app = falcon.App(middleware=[RequestLog(), BodyLimit(), TokenAuth(hub), ThreadConnection(hub)])
     app.req_options.strip_url_path_trailing_slash = True
+    # JSON only: a form body (curl -d sends application/x-www-form-urlencoded) is a 415 like any
+    # other non-JSON type, not a set of form fields that then fail validation.
+    for media_type in (falcon.MEDIA_URLENCODED, falcon.MEDIA_MULTIPART):
+        app.req_options.media_handlers.pop(media_type, None)
     app.req_options.media_handlers[falcon.MEDIA_JSON] = json_handler()
     app.resp_options.media_handlers[falcon.MEDIA_JSON] = json_handler()
     app.resp_options.default_media_type = falcon.MEDIA_JSON
@@ -37,4 +41,5 @@ def create_app(hub: Hub) -> falcon.App:
     openapi.document = build_document(routes, version=hublib.__version__)
     for uri, resource in routes:
         app.add_route(uri, resource)
+    ui.install(app)  # the web page: static files and GET / -> /ui/, not API operations
     return app

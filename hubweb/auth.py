@@ -1,8 +1,9 @@
 """Bearer-token auth and request hygiene middleware (contract §13).
 
-Roles are decided by path: ``/agent/*`` is the agent's, ``/health`` and ``/openapi.json`` are
-open, everything else is the interfaces' (client token). Tokens are compared in constant time and
-never accepted in the query string.
+Roles are decided by path: ``/agent/*`` is the agent's, ``/health``, ``/openapi.json`` and the web
+UI's static files (``/``, ``/ui/*``, contract §15: they hold no data) are open, everything else is
+the interfaces' (client token). Tokens are compared in constant time and never accepted in the
+query string.
 """
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ import falcon
 
 from hublib import settings
 from hublib.db import Hub
+
+from .ui import is_ui_path
 
 log = logging.getLogger('hubweb.access')
 
@@ -29,7 +32,7 @@ def required_role(path: str) -> str | None:
     # Falcon's router ignores leading slashes ('//agent/settings' routes to /agent/settings), so
     # the role must be read from the same normalized path or a client token would slip through.
     path = '/' + path.lstrip('/')
-    if path in OPEN_PATHS:
+    if path in OPEN_PATHS or is_ui_path(path):
         return None
     return 'agent' if path.startswith(AGENT_PREFIX) else 'client'
 

@@ -14,9 +14,11 @@ from typing import Iterator
 
 from peewee import DatabaseError
 
-from hublib import HubError, open_hub
+from hublib import HubError, __version__, open_hub
 from hublib.db import Hub, default_data_dir
 from hublib.models import SCHEMA_VERSION
+
+from .demo import DEMO_DATA_DIR, claim_demo_directory
 
 
 def _int_in(low: int, high: int):
@@ -33,12 +35,15 @@ def _int_in(low: int, high: int):
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog='sdlc-hub', description='sdlc-hub: зеркало Jira и очередь команд агента')
+    parser.add_argument('--version', action='version',
+                        version=f'sdlc-hub {__version__} (схема базы v{SCHEMA_VERSION})')
     commands = parser.add_subparsers(dest='command', required=True)
 
     def command(name: str, help_text: str) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help_text)
         sub.add_argument('--data', type=Path, default=None,
-                         help='каталог данных (по умолчанию $SDLC_HUB_DATA или ./hub-data)')
+                         help='каталог данных (по умолчанию $SDLC_HUB_DATA или ./hub-data; '
+                              'для serve --demo — ./hub-demo)')
         return sub
 
     init = command('init', 'создать/открыть базу и импортировать настройки из конфига jira-sync')
@@ -52,7 +57,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument('--threads', type=_int_in(1, 256), default=8,
                        help='число рабочих потоков waitress')
     serve.add_argument('--demo', action='store_true',
-                       help='демо: проект, настройки и симулятор агента с фальшивой Jira')
+                       help='демо: проекты, настройки и симулятор агента с фальшивой Jira, в своём '
+                            'каталоге (по умолчанию ./hub-demo); чужой непустой каталог не трогает')
     mcp = command('mcp', 'MCP-сервер для ИИ-ассистентов: stdio, с --http — streamable HTTP')
     mcp.add_argument('--http', action='store_true', help='streamable HTTP на /mcp вместо stdio')
     mcp.add_argument('--host', default='127.0.0.1', help='адрес для --http')
@@ -65,8 +71,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 @contextmanager
-def _hub(args) -> Iterator[Hub]:
-    hub = open_hub(args.data)
+def _hub(args, *, create: bool = True) -> Iterator[Hub]:
+    hub = open_hub(args.data, create=create)
     try:
         yield hub
     finally:
@@ -74,7 +80,7 @@ def _hub(args) -> Iterator[Hub]:
 
 
 def _init(args) -> None:
-    from hublib import settings
+    from hublib import config as config_import
     try:
         config = json.loads(args.config.read_text(encoding='utf-8-sig'))  # Notepad writes a BOM
     except OSError as exc:
@@ -84,7 +90,7 @@ def _init(args) -> None:
     if not isinstance(config, dict):
         raise HubError(f'конфиг {args.config} должен быть JSON-объектом')
     with _hub(args) as hub:
-        result = settings.import_config(hub, config)
+        result = config_import.import_config(hub, config)
         created = ', '.join(result['projects_created']) or 'нет'
         print(f'настройки импортированы в {hub.data_dir}; новые проекты: {created}')
 
@@ -92,7 +98,9 @@ def _init(args) -> None:
 def _migrate(args) -> None:
     with _hub(args) as hub:
         old = hub.opened_at_version
-    if old is None or old == SCHEMA_VERSION:
+    if old is None:
+        print(f'schema v{SCHEMA_VERSION} (created)')
+    elif old == SCHEMA_VERSION:
         print(f'schema v{SCHEMA_VERSION} (up to date)')
     else:
         print(f'schema v{old} -> v{SCHEMA_VERSION}')
@@ -100,12 +108,15 @@ def _migrate(args) -> None:
 
 def _tokens(args) -> None:
     from hublib import settings
-    with _hub(args) as hub:
+    with _hub(args, create=False) as hub:
         print(json.dumps(settings.tokens(hub)))
 
 
 def _serve(args) -> None:
-    from .serve import serve
+    from .serve import check_listen_address, serve  # falcon and waitress load only to serve
+    check_listen_address(args.host, args.port)  # a wrong --host fails before a hub is created
+    if args.demo:
+        claim_demo_directory(args.data)  # refuses a real hub before a byte of it is touched
     logging.basicConfig(level=logging.INFO, format='%(asctime)s %(levelname)s %(name)s: %(message)s')
     hub = open_hub(args.data)
     serve(hub, host=args.host, port=args.port, threads=args.threads, demo=args.demo)
@@ -114,7 +125,9 @@ def _serve(args) -> None:
 def _mcp(args) -> None:
     # stdio: stdout carries the protocol only; every log line goes to stderr (main's basicConfig).
     from .mcp_server import serve_http, serve_stdio
-    hub = open_hub(args.data, guard_mirror=True)  # an interface: the mirror guard is on
+    # An existing hub only (a mistyped path must not become a new hub); an interface: the
+    # mirror guard is on.
+    hub = open_hub(args.data, create=False, guard_mirror=True)
     try:
         if args.http:
             serve_http(hub, host=args.host, port=args.port,
@@ -127,14 +140,14 @@ def _mcp(args) -> None:
 
 def _backup(args) -> None:
     from hublib import backups
-    with _hub(args) as hub:
+    with _hub(args, create=False) as hub:
         path = backups.backup(hub)
     print(f'копия: {path}')
 
 
 def _cleanup(args) -> None:
     from hublib import files
-    with _hub(args) as hub:
+    with _hub(args, create=False) as hub:
         result = files.cleanup(hub, dry_run=args.dry_run)
     verb = 'будет удалено' if args.dry_run else 'удалено'
     for name in result['removed']:
@@ -150,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``sdlc-hub`` console script."""
     args = _parser().parse_args(argv)
     if args.data is None:
-        args.data = default_data_dir()
+        # The demo never defaults to the real hub's directory ($SDLC_HUB_DATA, ./hub-data).
+        args.data = DEMO_DATA_DIR if getattr(args, 'demo', False) else default_data_dir()
     if args.command != 'serve':
         logging.basicConfig(level=logging.WARNING, format='%(levelname)s %(name)s: %(message)s')
     try:

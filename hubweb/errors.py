@@ -11,7 +11,7 @@ import re
 import falcon
 
 from hublib.errors import (ConflictError, HubError, NotFoundError, PayloadTooLargeError,
-                           SchemaError, ValidationError)
+                           SchemaError, StorageFullError, ValidationError)
 
 log = logging.getLogger('hubweb')
 
@@ -21,6 +21,7 @@ STATUS = {
     ConflictError: falcon.HTTP_409,
     PayloadTooLargeError: falcon.HTTP_413,
     SchemaError: falcon.HTTP_503,
+    StorageFullError: falcon.HTTP_507,
 }
 
 # Russian title and description for falcon's own errors (routing, methods, media), whose
@@ -78,6 +79,9 @@ def error_body(error: HubError) -> dict:
 
 
 def _hub_error(req, resp, error: HubError, params) -> None:
+    if isinstance(error, StorageFullError):
+        # Expected, not a bug: one line for the operator, no traceback; nothing was written.
+        log.warning('на диске нет места: %s %s не записан', req.method, req.path)
     resp.status = status_of(error)
     resp.media = error_body(error)
 

@@ -71,11 +71,25 @@ def _operation_dict(uri: str, doc: dict[str, Any]) -> dict[str, Any]:
     return op
 
 
+def field_openapi(self, field, ret: dict, **kwargs) -> dict:
+    """hublib's own fields say which JSON-schema keywords they enforce (``OPENAPI``); a field
+    that is one of several types (``oneOf``) has no single ``type``."""
+    extra = getattr(field, 'OPENAPI', None)
+    if not extra:
+        return {}
+    if 'type' not in extra:
+        ret.pop('type', None)
+        ret.pop('format', None)
+    return dict(extra)
+
+
 def build_document(routes: Iterable[tuple[str, object]], *, version: str) -> dict[str, Any]:
     """The OpenAPI document of every (uri template, resource) pair."""
+    plugin = MarshmallowPlugin()
     spec = APISpec(title='sdlc-hub', version=version, openapi_version='3.0.3',
-                   plugins=[MarshmallowPlugin()],
+                   plugins=[plugin],
                    info={'description': 'Зеркало Jira, служебные заметки и очередь команд агента.'})
+    plugin.converter.add_attribute_function(field_openapi)
     spec.components.schema('Error', schema=ErrorSchema)
     for role in ('agent', 'client'):
         spec.components.security_scheme(f'{role}Token', {'type': 'http', 'scheme': 'bearer'})

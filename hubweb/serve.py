@@ -2,8 +2,13 @@
 from __future__ import annotations
 
 import logging
+import os
+import shlex
 import signal
+import socket
+import sys
 import threading
+from pathlib import Path
 
 from waitress.server import create_server
 
@@ -20,22 +25,67 @@ log = logging.getLogger('hubweb.serve')
 MAX_REQUEST_BODY = 256 * 2**20 + 2**20
 
 
-def startup_lines(url: str, hub: Hub, threads: int) -> list[str]:
+class ListenError(OSError):
+    """The server cannot listen on the given host and port; the message says why, in one line."""
+
+
+def check_listen_address(host: str, port: int) -> None:
+    """Refuse a host that names no address (``256.1.1.1``, a typo) before anything is opened."""
+    try:
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (OSError, UnicodeError) as exc:
+        raise ListenError(f'не удалось слушать {host}:{port}: неверный адрес или имя хоста '
+                          f'({getattr(exc, "strerror", None) or exc})') from None
+
+
+def cli_command(*args: str) -> str:
+    """A command line that runs ``sdlc-hub *args`` from here, even with the venv not activated.
+
+    The console script beside this interpreter (``.venv/bin/sdlc-hub``, on Windows
+    ``.venv\\Scripts\\sdlc-hub.exe``), relative when it lies under the current directory;
+    ``python -m hubweb.cli`` when there is none.
+    """
+    script = Path(sys.executable).with_name('sdlc-hub.exe' if os.name == 'nt' else 'sdlc-hub')
+    program = [_shown(script)] if script.is_file() else [_shown(Path(sys.executable)), '-m', 'hubweb.cli']
+    words = [*program, *args]
+    if os.name == 'nt':  # cmd and PowerShell: double quotes around a word with blanks
+        return ' '.join(f'"{word}"' if not word or any(c in word for c in ' \t') else word
+                        for word in words)
+    return shlex.join(words)
+
+
+def _shown(path: Path) -> str:
+    absolute = Path(os.path.abspath(path))  # not resolve(): a venv's python is a symlink
+    try:
+        return str(absolute.relative_to(Path.cwd()))
+    except ValueError:
+        return str(absolute)
+
+
+def startup_lines(url: str, hub: Hub, threads: int, *, demo: bool = False) -> list[str]:
     """What ``serve`` prints before serving; the first line is the URL (scripts parse it)."""
     data_dir = hub.data_dir.resolve()
-    return [f'sdlc-hub listening on {url}',
-            f'data: {data_dir}',
-            f'tokens: setting "tokens" in {data_dir / "hub.sqlite"}; '
-            f'print them with `sdlc-hub tokens --data {data_dir}`',
-            f'threads: {threads}']
+    lines = [f'sdlc-hub listening on {url}',
+             f'data: {data_dir}',
+             f'tokens: setting "tokens" in {data_dir / "hub.sqlite"}; '
+             f'print them with `{cli_command("tokens", "--data", str(data_dir))}`',
+             f'threads: {threads}']
+    if demo:
+        lines.append('demo: фальшивая Jira и агент-симулятор; данные и токены — демонстрационные')
+    return lines
 
 
 def serve(hub: Hub, *, host: str = '127.0.0.1', port: int = 8640, threads: int = 8,
           demo: bool = False) -> None:
     """Serve ``hub`` until SIGTERM or Ctrl+C."""
     app = create_app(hub)
-    server = create_server(app, host=host, port=port, threads=threads,
-                           max_request_body_size=MAX_REQUEST_BODY, ident='sdlc-hub')
+    try:
+        server = create_server(app, host=host, port=port, threads=threads,
+                               max_request_body_size=MAX_REQUEST_BODY, ident='sdlc-hub')
+    except (OSError, ValueError) as exc:  # port taken, address not ours; waitress: ValueError
+        hub.close()
+        raise ListenError(f'не удалось слушать {host}:{port}: '
+                          f'{getattr(exc, "strerror", None) or exc}') from None
     url = f'http://{host}:{server.effective_port}'
     stop = threading.Event()
 
@@ -54,8 +104,10 @@ def serve(hub: Hub, *, host: str = '127.0.0.1', port: int = 8640, threads: int =
         signal.signal(signal.SIGTERM, shutdown)
     try:
         _start_backups(hub, stop)
-        for line in startup_lines(url, hub, threads):
-            print(line, flush=True)
+        # One write: print() sends the text and its newline apart, and a log line of the backup
+        # thread (stderr may share the pipe) could land between the URL and its end of line.
+        sys.stdout.write(''.join(f'{line}\n' for line in startup_lines(url, hub, threads, demo=demo)))
+        sys.stdout.flush()
         if demo:
             _start_demo(hub, url)
         server.run()  # returns after Ctrl+C / SIGTERM, workers drained
@@ -76,5 +128,5 @@ def _start_backups(hub: Hub, stop: threading.Event) -> None:
 def _start_demo(hub: Hub, url: str) -> None:
     from hublib import settings
 
-    from .sim import start_demo
+    from .demo import start_demo
     start_demo(hub, url, settings.tokens(hub)['agent'])

@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/bench_history.py [--issues 10000] [--changes-per-issue 10]
 
-The rows come from ``hubweb.sim.FakeJira`` (times with offsets like ``+0300``, standard and custom
+The rows come from ``hubweb.demo.fake_jira.FakeJira`` (times with offsets like ``+0300``, standard and custom
 fields), in pages of the history of 100 issues, as the agent sends them. Three measurements in
 the same run:
 
@@ -32,8 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from hublib import open_hub, projects, settings  # noqa: E402
 from hublib.fieldmap import logical_field  # noqa: E402
 from hublib.timeutil import to_utc  # noqa: E402
-from hubweb.sim import FakeJira  # noqa: E402
-from hubweb.sim.server import ServerProcess  # noqa: E402
+from hubweb.demo.fake_jira import FakeJira  # noqa: E402
+from tests.support.server import ServerProcess  # noqa: E402
 
 ISSUES_PER_PAGE = 100
 FIELD_IDS = {'planned_start': 'customfield_10015', 'planned_end': 'customfield_10016'}

@@ -22,7 +22,6 @@ import json
 import random
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -34,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 from hublib import mirror, open_hub, projects, settings  # noqa: E402
 from hublib.history import _INSERT_CHANGE  # noqa: E402
 from hublib.timeutil import to_utc  # noqa: E402
+from tests.support.server import ServerProcess  # noqa: E402
 
 PAGE = 100
 PROJECT = 'AWPCA'
@@ -112,18 +112,6 @@ class Client:
         response = self.connection.getresponse()
         data = response.read()
         return response.status, (json.loads(data) if data else None)
-
-
-def start_server(data_dir: Path) -> tuple[subprocess.Popen, int]:
-    process = subprocess.Popen(
-        [sys.executable, '-c', 'from hubweb.cli import main; main()', 'serve', '--data',
-         str(data_dir), '--host', '127.0.0.1', '--port', '0', '--threads', '4'],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    line = process.stdout.readline()
-    if 'listening on' not in line:
-        process.kill()
-        raise SystemExit(f'server did not start: {line!r}')
-    return process, int(line.rsplit(':', 1)[1])
 
 
 def claimed_refresh(hub, agent: Client, client: Client, jql: str) -> int:
@@ -292,7 +280,8 @@ def main() -> None:
     hub = prepare_hub(temp / 'http')
     tokens = settings.tokens(hub)
     jql = projects.base_jql(hub)
-    process, port = start_server(temp / 'http')
+    server = ServerProcess(temp / 'http', threads=4)
+    port = int(server.url.rsplit(':', 1)[1])
     try:
         agent, client = Client(port, tokens['agent']), Client(port, tokens['client'])
         command_id = claimed_refresh(hub, agent, client, jql)
@@ -334,8 +323,7 @@ def main() -> None:
         hub.db.execute_sql('ANALYZE')
         reads_after = measure_reads(hub, client, middle_at)
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        server.stop(timeout=30)
     history_rows = len(changes)
     print(f'issues: {args.issues}, pages of {PAGE}; history rows: {history_rows}; '
           f'report: {status}; sync_run issues_count/links_count/history_at: {tuple(counts)}')

@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/bench_mcp.py [--issues 50000] [--samples 200]
 
-1. A hub is filled through hublib with ``--issues`` issues of ``hubweb.sim.FakeJira`` (the fill of
+1. A hub is filled through hublib with ``--issues`` issues of ``hubweb.demo.FakeJira`` (the fill of
    ``scripts/bench_reads.py``: links, comments, sprints, history, boards).
 2. Every sample calls, round-robin, for each read:
    - ``hublib``: the hublib function alone (the floor);
@@ -44,7 +44,7 @@ from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 
 from hublib import open_hub, reads  # noqa: E402
 from hubweb.mcp_server import create_mcp_server  # noqa: E402
-from hubweb.sim.server import ServerProcess  # noqa: E402
+from tests.support.server import ServerProcess  # noqa: E402
 
 COLUMNS = ('hublib', 'MCP server', 'MCP client', 'MCP HTTP', 'HTTP API')
 

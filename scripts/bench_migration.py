@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hublib import open_hub  # noqa: E402
-from hubweb.sim.bulk import fill_legacy_database, row_counts  # noqa: E402
+from tests.support.bulk import fill_legacy_database, row_counts  # noqa: E402
 
 TARGET_SECONDS = 60.0
 

@@ -9,7 +9,7 @@ fresh data directory with the same batch:
    transactions alone, no HTTP);
 2. HTTP — a real ``sdlc-hub serve`` (waitress, 127.0.0.1) and one keep-alive connection doing
    ``POST /agent/claim`` + ``POST /agent/commands/{id}/report``, as a tight agent would;
-3. simulated agent — ``hubweb.sim.SimAgent`` (urllib, a new connection per request, executes
+3. simulated agent — ``hubweb.demo.agent.SimAgent`` (urllib, a new connection per request, executes
    against its fake Jira, no pacing).
 
 The ratio column is each way's time per round trip over the baseline's.
@@ -28,8 +28,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hublib import open_hub, projects, queue, settings  # noqa: E402
-from hubweb.sim import FakeJira, SimAgent  # noqa: E402
-from hubweb.sim.server import ServerProcess  # noqa: E402
+from hubweb.demo.agent import SimAgent  # noqa: E402
+from hubweb.demo.fake_jira import FakeJira  # noqa: E402
+from tests.support.server import ServerProcess  # noqa: E402
 
 CHUNK = 1000
 

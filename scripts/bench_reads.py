@@ -3,7 +3,7 @@
     .venv/bin/python scripts/bench_reads.py [--issues 50000] [--samples 60]
 
 1. A hub is filled through hublib (in-process, fast) with ``--issues`` issues of
-   ``hubweb.sim.FakeJira`` (links, comments, sprints, 3 history rows each) and its boards.
+   ``hubweb.demo.fake_jira.FakeJira`` (links, comments, sprints, 3 history rows each) and its boards.
 2. A real ``sdlc-hub serve`` (waitress, 127.0.0.1, 8 threads) serves it. One client on a keep-alive
    connection measures, round-robin, ``--samples`` times each:
    the project slice ``GET /issues?project=AWPCA&limit=1000`` (and ``limit=100``), the slice counts
@@ -33,9 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from hublib import history, mirror, open_hub, projects, queue, settings  # noqa: E402
-from hubweb.sim import FakeJira  # noqa: E402
-from hubweb.sim.fake_jira import KANBAN_BOARD, SCRUM_BOARD  # noqa: E402
-from hubweb.sim.server import ServerProcess  # noqa: E402
+from hubweb.demo.fake_jira import KANBAN_BOARD, SCRUM_BOARD, FakeJira  # noqa: E402
+from tests.support.server import ServerProcess  # noqa: E402
 
 SEED = 3
 TARGETS_MS = {'project slice, limit=1000': 150.0, 'issue card': 30.0}

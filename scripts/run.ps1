@@ -1,7 +1,8 @@
 # Bootstraps the virtualenv and serves the hub on .\hub-data (or $env:SDLC_HUB_DATA).
+# Extra arguments go to `sdlc-hub serve`. scripts\run.cmd --demo serves a demo hub on
+# .\hub-demo instead: its own directory, never the real one.
 $ErrorActionPreference = 'Stop'
 & (Join-Path $PSScriptRoot 'bootstrap.ps1')
 Set-Location (Join-Path $PSScriptRoot '..')
-$data = if ($env:SDLC_HUB_DATA) { $env:SDLC_HUB_DATA } else { '.\hub-data' }
-& .venv\Scripts\sdlc-hub.exe serve --data $data @args
+& .venv\Scripts\sdlc-hub.exe serve @args
 exit $LASTEXITCODE

@@ -70,8 +70,8 @@ class LiveServer(dict):
 
 
 def start_server(data_dir, *extra_args: str, timeout: float = 30) -> LiveServer:
-    """Start ``sdlc-hub serve`` on a free loopback port (``hubweb.sim.server``) with its tokens."""
-    from hubweb.sim.server import ServerProcess
+    """Start ``sdlc-hub serve`` on a free loopback port (``tests.support.server``) with its tokens."""
+    from tests.support.server import ServerProcess
 
     server = ServerProcess(data_dir, start_timeout=timeout, extra_args=extra_args)
     tokens = server.tokens()

@@ -14,6 +14,7 @@ from hublib import open_hub, settings
 from hublib.migrations import create_legacy_database
 from hubweb import create_app
 from hubweb.cli import main
+from tests.support.hubs import fill_disk_for_copies, real_hub, snapshot
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / 'scripts' / 'config.example.json'
@@ -155,9 +156,9 @@ def test_invalid_utf8_config_is_exit_1(tmp_path, data_dir):
     assert 'Traceback' not in result.stderr
 
 
-def test_migrate_fresh_database(data_dir, capsys):
+def test_migrate_fresh_database_says_it_created_schema_v9(data_dir, capsys):
     code, out, err = cli(capsys, 'migrate', '--data', str(data_dir))
-    assert (code, out, err) == (0, 'schema v9 (up to date)\n', '')
+    assert (code, out, err) == (0, 'schema v9 (created)\n', '')
     assert cli(capsys, 'migrate', '--data', str(data_dir))[1] == 'schema v9 (up to date)\n'
 
 
@@ -208,3 +209,118 @@ def test_config_saved_with_a_bom_is_read(tmp_path, data_dir, capsys):
     path.write_bytes('\ufeff'.encode() + EXAMPLE.read_bytes())
     assert cli(capsys, 'init', '--data', str(data_dir), '--config', str(path))[0] == 0
     assert stored(data_dir)['project_key'] == 'AURORA'
+
+
+# --- edges a first real use met (issue 10, point 7) ------------------------------------------------
+
+def one_line(result: subprocess.CompletedProcess, command: str) -> str:
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert result.stdout == '' and 'Traceback' not in result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f'sdlc-hub {command}: '), result.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize('command', ['tokens', 'backup', 'cleanup'])
+@pytest.mark.parametrize('exists', [False, True], ids=['mistyped', 'empty'])
+def test_tokens_backup_cleanup_without_a_hub_are_exit_1_and_create_nothing(tmp_path, command, exists):
+    data_dir = tmp_path / 'hub-dta'  # a typo of hub-data
+    if exists:
+        data_dir.mkdir()
+    before = snapshot(tmp_path)
+    line = one_line(run(command, '--data', str(data_dir)), command)
+    assert f'нет базы хаба в {data_dir.resolve()}' in line
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize('command', ['tokens', 'backup', 'cleanup'])
+def test_tokens_backup_cleanup_work_on_an_existing_hub(data_dir, capsys, command):
+    assert cli(capsys, 'migrate', '--data', str(data_dir))[0] == 0
+    code, out, err = cli(capsys, command, '--data', str(data_dir))
+    assert (code, err) == (0, '') and out
+
+
+@pytest.mark.parametrize('command', ['init', 'migrate', 'serve', 'tokens', 'backup', 'cleanup'])
+@pytest.mark.parametrize('under', [False, True], ids=['file', 'under-a-file'])
+def test_data_naming_a_file_is_not_a_directory(tmp_path, capsys, command, under):
+    file = tmp_path / 'hub.sqlite'
+    file.write_bytes(b'not a directory')
+    data = file / 'sub' if under else file
+    args = ['--config', str(EXAMPLE)] if command == 'init' else []
+    code, out, err = cli(capsys, command, '--data', str(data), *args)
+    assert code == 1 and out == ''
+    assert err.splitlines() == [f'sdlc-hub {command}: {file} — не каталог']
+    assert file.read_bytes() == b'not a directory' and sorted(tmp_path.iterdir()) == [file]
+
+
+def test_open_hub_create_false_raises_not_found_and_creates_nothing(tmp_path):
+    from hublib import NotFoundError
+    with pytest.raises(NotFoundError, match='нет базы хаба'):
+        open_hub(tmp_path / 'missing', create=False)
+    assert not (tmp_path / 'missing').exists()
+    (tmp_path / 'empty').mkdir()
+    (tmp_path / 'empty' / 'hub.sqlite').write_bytes(b'')  # an interrupted first start
+    with pytest.raises(NotFoundError):
+        open_hub(tmp_path / 'empty', create=False)
+    assert (tmp_path / 'empty' / 'hub.sqlite').read_bytes() == b''
+    open_hub(tmp_path / 'real').close()
+    hub = open_hub(tmp_path / 'real', create=False)
+    assert hub.opened_at_version == 9
+    hub.close()
+
+
+@pytest.mark.parametrize('host', ['256.1.1.1', 'no-such-host.invalid'])
+def test_serve_on_a_host_that_is_no_address_is_one_line_and_creates_nothing(tmp_path, host):
+    data_dir = tmp_path / 'data'
+    line = one_line(run('serve', '--data', str(data_dir), '--host', host, '--port', '0'), 'serve')
+    assert host in line and 'неверный адрес' in line
+    assert not data_dir.exists()
+
+
+def test_version_names_the_package_and_schema_version():
+    from hublib import __version__
+    result = run('--version')
+    assert result.returncode == 0 and result.stderr == ''
+    assert result.stdout == f'sdlc-hub {__version__} (схема базы v9)\n'
+
+
+def test_backup_on_a_full_disk_is_exit_1_one_line_and_leaves_no_partial_copy(data_dir, capsys,
+                                                                              monkeypatch):
+    assert cli(capsys, 'migrate', '--data', str(data_dir))[0] == 0
+    fill_disk_for_copies(monkeypatch)  # the copy being written has no room (issue 10, point 8)
+    code, out, err = cli(capsys, 'backup', '--data', str(data_dir))
+    assert (code, out) == (1, '')
+    assert err.splitlines() == ['sdlc-hub backup: на диске нет места: резервная копия не сделана']
+    assert list((data_dir / 'backups').iterdir()) == []
+
+
+# --- the demo never touches a hub it did not create (issue 10, point 1) ---------------------------
+
+def test_serve_demo_on_a_real_hub_is_exit_1_and_leaves_it_byte_for_byte(data_dir, capsys):
+    real_hub(data_dir)
+    capsys.readouterr()
+    before = snapshot(data_dir)
+    assert 'hub.sqlite' in before
+    line = one_line(run('serve', '--demo', '--data', str(data_dir), '--port', '0'), 'serve')
+    assert str(data_dir.resolve()) in line and 'DEMO.txt' in line
+    assert snapshot(data_dir) == before
+
+
+def test_serve_demo_refuses_any_non_empty_directory_it_did_not_mark(tmp_path, capsys):
+    (tmp_path / 'notes.txt').write_text('мои заметки', encoding='utf-8')
+    code, out, err = cli(capsys, 'serve', '--demo', '--data', str(tmp_path), '--port', '0')
+    assert code == 1 and len(err.splitlines()) == 1 and 'не создан демо' in err
+    assert [path.name for path in tmp_path.iterdir()] == ['notes.txt']
+
+
+def test_demo_directory_is_created_and_marked_once_then_its_own(tmp_path):
+    from hubweb.demo import DEMO_MARKER, claim_demo_directory, is_demo_directory
+    fresh, empty = tmp_path / 'new' / 'hub-demo', tmp_path / 'empty'
+    empty.mkdir()
+    for directory in (fresh, empty):
+        assert not is_demo_directory(directory)
+        claim_demo_directory(directory)
+        assert [path.name for path in directory.iterdir()] == [DEMO_MARKER]
+        open_hub(directory).close()  # the demo's hub fills the directory ...
+        claim_demo_directory(directory)  # ... which stays the demo's own
+        assert is_demo_directory(directory)

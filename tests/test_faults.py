@@ -17,12 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from hubweb.sim.agent import HubClient, HubHTTPError
-from hubweb.sim.bulk import fill_legacy_database, row_counts
-from hubweb.sim.fake_jira import FakeJira
-from hubweb.sim.server import ServerProcess
+from hubweb.demo.agent import HubClient, HubHTTPError
+from hubweb.demo.fake_jira import FakeJira
+from tests.support.bulk import fill_legacy_database, row_counts
+from tests.support.server import ServerProcess
 
 pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[1]
 
 # kill -9 during ingest: ROUNDS kills at random moments while an agent pushes INGEST_ISSUES issues.
 INGEST_ISSUES = 10_000
@@ -280,10 +282,11 @@ def test_two_processes_of_eight_threads_no_5xx_no_lock_errors_counters_consisten
     hub.close()
     with ServerProcess(data_dir, threads=8) as server:
         workers = [subprocess.Popen(
-            [sys.executable, '-m', 'hubweb.sim.load', '--url', server.url,
+            [sys.executable, '-m', 'tests.support.load', '--url', server.url,
              '--agent-token', tokens['agent'], '--client-token', tokens['client'],
              '--worker', str(n), '--threads', str(THREADS), '--seconds', str(LOAD_SECONDS)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for n in range(PROCESSES)]
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            cwd=ROOT) for n in range(PROCESSES)]
         results = []
         for worker in workers:
             out, err = worker.communicate(timeout=LOAD_SECONDS + 60)

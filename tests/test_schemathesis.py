@@ -16,8 +16,7 @@ from schemathesis.specs.openapi.checks import response_schema_conformance
 
 from hublib import open_hub, projects, queue, settings
 from hubweb import create_app
-from hubweb.sim import FakeJira
-from hubweb.sim.fake_jira import KANBAN_BOARD, SCRUM_BOARD
+from hubweb.demo.fake_jira import KANBAN_BOARD, SCRUM_BOARD, FakeJira
 
 pytestmark = pytest.mark.slow
 

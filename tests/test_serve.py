@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -15,6 +17,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def _venv_script() -> str:
+    """How the banner names the console script beside this interpreter, seen from ROOT."""
+    script = Path(sys.executable).with_name('sdlc-hub')
+    try:
+        return str(Path(os.path.abspath(script)).relative_to(ROOT))
+    except ValueError:
+        return str(script)
 
 
 def http(method: str, url: str, token: str | None = None, body: object = None,
@@ -88,7 +99,13 @@ def test_threads_option_and_startup_output_without_tokens(tmp_path):
             capture_output=True, text=True, check=True, cwd=ROOT).stdout)
         assert lines[1] == f'data: {data_dir.resolve()}\n'
         assert str(data_dir.resolve() / 'hub.sqlite') in lines[2]
-        assert 'sdlc-hub tokens --data' in lines[2]
+        # The banner's command prints the tokens from where the server was started, with the
+        # venv not activated (``sdlc-hub`` alone is not on PATH then).
+        command = re.search('`([^`]+)`', lines[2]).group(1)
+        assert command.split()[0] in (_venv_script(), sys.executable)
+        shown = subprocess.run(shlex.split(command), capture_output=True, text=True, cwd=ROOT,
+                               env={'PATH': '/nonexistent'})
+        assert json.loads(shown.stdout) == tokens, shown.stderr
         assert lines[3] == 'threads: 3\n'
         # Several requests at once on three workers: all answered.
         with ThreadPoolExecutor(8) as pool:
@@ -126,6 +143,8 @@ def test_startup_lines_name_url_data_and_token_location_never_a_token(hub, caplo
     from hublib import settings
     from hubweb.serve import startup_lines
     lines = startup_lines('http://127.0.0.1:8640', hub, 8)
+    assert len(lines) == 4 and 'demo' not in '\n'.join(lines)
+    assert len(startup_lines('http://127.0.0.1:8640', hub, 8, demo=True)) == 5
     assert lines[0] == 'sdlc-hub listening on http://127.0.0.1:8640'
     assert lines[1] == f'data: {hub.data_dir.resolve()}'
     assert 'tokens' in lines[2] and str(hub.data_dir.resolve()) in lines[2]
@@ -146,3 +165,49 @@ def test_concurrent_writes_over_the_thread_pool_bump_version_exactly_once_each(l
     final = http('GET', f'{url}/settings', client)[1]
     assert final['settings_version'] == start + len(values)
     assert final['backup_keep'] in values
+
+
+def test_cli_command_names_the_console_script_relative_to_here_and_quotes_paths(tmp_path, monkeypatch):
+    from hubweb.serve import cli_command
+    venv_bin = tmp_path / 'repo' / '.venv' / 'bin'
+    venv_bin.mkdir(parents=True)
+    (venv_bin / 'sdlc-hub').write_text('#!/bin/sh\n')
+    monkeypatch.setattr(sys, 'executable', str(venv_bin / 'python'))
+    monkeypatch.chdir(tmp_path / 'repo')
+    assert cli_command('tokens', '--data', '/srv/hub data') == ".venv/bin/sdlc-hub tokens --data '/srv/hub data'"
+    (tmp_path / 'elsewhere').mkdir()
+    monkeypatch.chdir(tmp_path / 'elsewhere')
+    assert cli_command('tokens').startswith(str(tmp_path / 'repo' / '.venv' / 'bin' / 'sdlc-hub'))
+    (venv_bin / 'sdlc-hub').unlink()  # installed without the console script
+    assert cli_command('tokens') == f'{venv_bin / "python"} -m hubweb.cli tokens'
+
+
+# --- the demo, as a newcomer starts it (issue 10, point 1; README «within a minute») ---------------
+
+def test_demo_on_a_fresh_directory_fills_within_a_minute_and_leaves_the_real_hub_alone(tmp_path):
+    from tests.support.hubs import real_hub, snapshot
+    from tests.support.server import ServerProcess
+    real, work = tmp_path / 'hub-data', tmp_path / 'checkout'
+    real_hub(real)
+    work.mkdir()
+    before = snapshot(real)
+    started = time.monotonic()
+    # $SDLC_HUB_DATA names the real hub: the demo still takes its own ./hub-demo.
+    with ServerProcess(None, extra_args=('--demo',), cwd=work,
+                       env={'SDLC_HUB_DATA': str(real)}) as server:
+        assert server.data_dir == (work / 'hub-demo').resolve()
+        assert (server.data_dir / 'DEMO.txt').is_file()
+        client = server.tokens()['client']
+        seen = {}
+        while time.monotonic() - started < 60 and len(seen) < 3:
+            if http('GET', f'{server.url}/issues?limit=1', client)[1]['items']:
+                seen['mirror filled'] = time.monotonic() - started
+            statuses = [batch['status'] for batch in http('GET', f'{server.url}/batches', client)[1]['items']]
+            if {'running', 'done'} & set(statuses[1:]):  # the demo's second batch: its work
+                seen['batch runs'] = time.monotonic() - started
+            if any(agent['online'] for agent in http('GET', f'{server.url}/agents', client)[1]['items']):
+                seen['agent online'] = time.monotonic() - started
+            time.sleep(0.5)
+        assert set(seen) == {'mirror filled', 'batch runs', 'agent online'}, (seen, server.log_text()[-2000:])
+        assert 'Traceback' not in server.log_text()
+    assert snapshot(real) == before

@@ -12,8 +12,9 @@ from waitress.server import create_server
 
 from hublib import projects, settings
 from hubweb import create_app
-from hubweb.sim import DEMO_PROJECTS, FakeJira, Faults, SimAgent, demo_commands, start_demo
-from hubweb.sim.fake_jira import KANBAN_BOARD, OUTSIDE_LABEL, SCRUM_BOARD, JiraError
+from hubweb.demo import DEMO_PROJECTS, demo_commands, start_demo
+from hubweb.demo.agent import Faults, SimAgent
+from hubweb.demo.fake_jira import KANBAN_BOARD, OUTSIDE_LABEL, SCRUM_BOARD, FakeJira, JiraError
 
 # --- the fake Jira --------------------------------------------------------------------------------
 

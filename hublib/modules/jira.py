@@ -21,7 +21,7 @@ from datetime import date
 from typing import Any, Mapping
 
 from ..errors import ValidationError
-from . import CommandType, Module, register
+from .base import CommandType, Module
 
 DEPRECATED_SETTINGS = ('status_labels', 'transitions_map')
 TABLES = ('jira_project', 'jira_board', 'jira_sprint', 'issue_sprint')
@@ -256,5 +256,5 @@ COMMAND_TYPES = {
     'fetch_attachment': CommandType('fetch_attachment', validate_fetch_attachment, 1),
 }
 
-MODULE = register(Module(name='jira', command_types=COMMAND_TYPES,
-                         deprecated_settings=DEPRECATED_SETTINGS, tables=TABLES))
+MODULE = Module(name='jira', command_types=COMMAND_TYPES,
+                deprecated_settings=DEPRECATED_SETTINGS, tables=TABLES)

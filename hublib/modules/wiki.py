@@ -1,6 +1,6 @@
 """The `wiki` module: registered so its agent has a status row; no command types yet."""
 from __future__ import annotations
 
-from . import Module, register
+from .base import Module
 
-MODULE = register(Module(name='wiki'))
+MODULE = Module(name='wiki')

@@ -1,8 +1,8 @@
 """The mirror: agent ingest (``/agent/state``, ``/agent/history``, ``/agent/boards``) and the
 interfaces' reads (issues, changes, sync journal, project boards and sprints).
 
-Ingest bodies go to hublib raw (it validates a page of 100 issues in plain Python); query strings
-go raw as well, hublib checks them, so a bad ``limit`` is a 422 naming ``limit`` on every road.
+Ingest bodies go to hublib raw (its fast validators check a page of 100 issues in plain Python);
+query strings become typed values through hublib's query schemas.
 """
 from __future__ import annotations
 
@@ -12,21 +12,15 @@ from hublib import history, mirror, reads
 from hublib.db import Hub
 
 from ..openapi import operation
-from ..schemas import object_body, query_values
+from ..schemas import load_query, object_body
 from ..schemas import mirror as schemas
-
-ISSUE_QUERY = ('project', 'status', 'assignee', 'neighbor', 'q', 'updated_since', 'limit', 'cursor')
-CHANGES_QUERY = ('since', 'until', 'key', 'project', 'field', 'limit', 'cursor')
-ISSUE_CHANGES_QUERY = ('since', 'until', 'field', 'limit', 'cursor')
+from . import Resource
 
 
-class StateResource:
-    DOC = {'post': operation('Загрузка состояния задач от агента', body=schemas.StateSchema,
+class StateResource(Resource):
+    DOC = {'post': operation('Загрузка состояния задач от агента', body=mirror.StateBody,
                              response=schemas.StateResultSchema,
                              description='Страница задач выданной команды refresh; одна транзакция.')}
-
-    def __init__(self, hub: Hub):
-        self.hub = hub
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         body = object_body(req)
@@ -34,13 +28,10 @@ class StateResource:
                                          body.get('issues'))
 
 
-class HistoryResource:
-    DOC = {'post': operation('Приём журнала изменений от агента', body=schemas.HistorySchema,
+class HistoryResource(Resource):
+    DOC = {'post': operation('Приём журнала изменений от агента', body=history.HistoryBody,
                              response=schemas.HistoryResultSchema,
                              description='Вставка по (history_id, seq); сохранённая строка не меняется.')}
-
-    def __init__(self, hub: Hub):
-        self.hub = hub
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         body = object_body(req)
@@ -48,12 +39,9 @@ class HistoryResource:
                                             body.get('items'))
 
 
-class BoardsResource:
-    DOC = {'post': operation('Приём досок и спринтов от агента', body=schemas.BoardsSchema,
+class BoardsResource(Resource):
+    DOC = {'post': operation('Приём досок и спринтов от агента', body=mirror.BoardsBody,
                              response=schemas.BoardsResultSchema)}
-
-    def __init__(self, hub: Hub):
-        self.hub = hub
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         body = object_body(req)
@@ -61,83 +49,63 @@ class BoardsResource:
                                           body.get('boards'))
 
 
-class IssuesResource:
-    DOC = {'get': operation('Задачи зеркала', query=schemas.IssuesQuerySchema,
+class IssuesResource(Resource):
+    DOC = {'get': operation('Задачи зеркала', query=reads.IssuesQuery,
                             response=schemas.IssueListSchema,
-                            description='Постранично по ключу; project= — разрез проекта, '
+                            description='В естественном порядке ключей (AURORA-2 раньше AURORA-10), '
+                                        'с text= — по релевантности; project= — разрез проекта, '
                                         'neighbor относительно проекта.')}
 
-    def __init__(self, hub: Hub):
-        self.hub = hub
-
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        resp.media = reads.issues(self.hub, **query_values(req, ISSUE_QUERY))
+        resp.media = reads.issues(self.hub, **load_query(reads.IssuesQuery, req))
 
 
-class IssueResource:
+class IssueResource(Resource):
     DOC = {'get': operation('Карточка задачи', response=schemas.IssueCardSchema,
                             description='Поля, заметка, связи в обе стороны, комментарии, '
                                         'вложения с состоянием, спринты.')}
-
-    def __init__(self, hub: Hub):
-        self.hub = hub
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, key: str) -> None:
         resp.media = reads.issue_card(self.hub, key)
 
 
-class IssueChangesResource:
-    DOC = {'get': operation('Журнал изменений задачи', query=schemas.IssueChangesQuerySchema,
+class IssueChangesResource(Resource):
+    DOC = {'get': operation('Журнал изменений задачи', query=reads.IssueChangesQuery,
                             response=schemas.ChangeListSchema)}
 
-    def __init__(self, hub: Hub):
-        self.hub = hub
-
     def on_get(self, req: falcon.Request, resp: falcon.Response, key: str) -> None:
-        resp.media = reads.issue_changes(self.hub, key, **query_values(req, ISSUE_CHANGES_QUERY))
+        resp.media = reads.issue_changes(self.hub, key, **load_query(reads.IssueChangesQuery, req))
 
 
-class ChangesResource:
-    DOC = {'get': operation('Лента изменений', query=schemas.ChangesQuerySchema,
+class ChangesResource(Resource):
+    DOC = {'get': operation('Лента изменений', query=reads.ChangesQuery,
                             response=schemas.ChangeListSchema,
                             description='Строки с at, по at, history_id, seq; since включительно, '
                                         'until — нет.')}
 
-    def __init__(self, hub: Hub):
-        self.hub = hub
-
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        resp.media = reads.change_feed(self.hub, **query_values(req, CHANGES_QUERY))
+        resp.media = reads.change_feed(self.hub, **load_query(reads.ChangesQuery, req))
 
 
-class SyncRunsResource:
-    DOC = {'get': operation('Журнал синхронизаций', query=schemas.PageQuerySchema,
+class SyncRunsResource(Resource):
+    DOC = {'get': operation('Журнал синхронизаций', query=reads.PageQuery,
                             response=schemas.SyncRunListSchema, description='Новые первыми.')}
 
-    def __init__(self, hub: Hub):
-        self.hub = hub
-
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        resp.media = reads.sync_runs(self.hub, **query_values(req, ('limit', 'cursor')))
+        resp.media = reads.sync_runs(self.hub, **load_query(reads.PageQuery, req))
 
 
-class ProjectBoardResource:
+class ProjectBoardResource(Resource):
     DOC = {'get': operation('Доска проекта', response=schemas.BoardSchema,
                             description='Колонки со своими задачами проекта; выполнены — '
                                         'статусы последней колонки.')}
-
-    def __init__(self, hub: Hub):
-        self.hub = hub
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, label: str) -> None:
         resp.media = reads.project_board(self.hub, label)
 
 
-class ProjectSprintsResource:
+class ProjectSprintsResource(Resource):
     DOC = {'get': operation('Спринты доски проекта', response=schemas.SprintListSchema)}
-
-    def __init__(self, hub: Hub):
-        self.hub = hub
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, label: str) -> None:
         resp.media = reads.project_sprints(self.hub, label)

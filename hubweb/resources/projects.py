@@ -5,37 +5,32 @@ import falcon
 
 from hublib import projects
 from hublib.db import Hub
+from hublib.validation import load
 
 from ..openapi import operation
-from ..schemas import load
-from ..schemas.projects import ProjectCreateSchema, ProjectListSchema, ProjectSchema
+from ..schemas import object_body
+from ..schemas.projects import ProjectListSchema, ProjectSchema
+from . import Resource
 
 
-class ProjectsResource:
+class ProjectsResource(Resource):
     DOC = {
         'get': operation('Проекты', response=ProjectListSchema),
-        'post': operation('Создать проект', body=ProjectCreateSchema, response=ProjectSchema,
+        'post': operation('Создать проект', body=projects.ProjectCreate, response=ProjectSchema,
                           status=201),
     }
-
-    def __init__(self, hub: Hub):
-        self.hub = hub
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         resp.media = {'items': projects.projects(self.hub)}
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        body = load(ProjectCreateSchema, req)
-        resp.media = projects.create_project(self.hub, body['label'], body['name'],
-                                             body.get('board_id'))
+        body = load(projects.ProjectCreate, object_body(req))
+        resp.media = projects.create_project(self.hub, **body)
         resp.status = falcon.HTTP_201
 
 
-class ProjectResource:
+class ProjectResource(Resource):
     DOC = {'get': operation('Проект', response=ProjectSchema)}
-
-    def __init__(self, hub: Hub):
-        self.hub = hub
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, label: str) -> None:
         resp.media = projects.project(self.hub, label)

@@ -8,20 +8,17 @@ from hublib.db import Hub
 
 from ..openapi import operation
 from ..schemas import load_query, media
-from ..schemas.settings import (AgentQuerySchema, AgentSettingsSchema, SettingsChangeSchema,
-                                SettingsSchema)
+from ..schemas.settings import AgentSettingsSchema, SettingsSchema
+from . import Resource
 
 
-class SettingsResource:
+class SettingsResource(Resource):
     DOC = {
         'get': operation('Настройки хаба', response=SettingsSchema,
                          description='Все ключи, кроме токенов и schema_version, и вычисленная base_jql.'),
-        'put': operation('Изменить настройки', body=SettingsChangeSchema, response=SettingsSchema,
+        'put': operation('Изменить настройки', body=settings.SettingsChange, response=SettingsSchema,
                          description='Частичное изменение; любая ошибка — 422, ничего не записано.'),
     }
-
-    def __init__(self, hub: Hub):
-        self.hub = hub
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         resp.media = settings.client_settings(self.hub)
@@ -30,16 +27,12 @@ class SettingsResource:
         resp.media = settings.update_settings(self.hub, media(req))
 
 
-class AgentSettingsResource:
-    DOC = {'get': operation('Настройки для агента', query=AgentQuerySchema,
+class AgentSettingsResource(Resource):
+    DOC = {'get': operation('Настройки для агента', query=settings.AgentQuery,
                             response=AgentSettingsSchema)}
 
-    def __init__(self, hub: Hub):
-        self.hub = hub
-
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        query = load_query(AgentQuerySchema, req)
-        resp.media = settings.agent_settings(self.hub, query['agent'])
+        resp.media = settings.agent_settings(self.hub, **load_query(settings.AgentQuery, req))
 
 
 def routes(hub: Hub) -> list[tuple[str, object]]:

@@ -1,93 +1,28 @@
-"""Request/response schemas (marshmallow), one module per feature, and the loading helpers.
+"""Response schemas (documentation of what hublib returns), one module per feature, and the
+helpers that turn an HTTP request into the typed values hublib takes.
 
-Schemas validate small request bodies and query strings at the edge and document every endpoint
-in the OpenAPI document. Hot agent paths pass the raw JSON to hublib, which validates it in plain
-Python; their schemas here exist for the document only.
-
-Importing this package also does two things for every feature at once: marshmallow's built-in
-messages become Russian (contract §13: users read Russian), and :func:`loads` is the JSON parser
-the app installs for request bodies, so values SQLite or the JSON encoder cannot hold never reach
-hublib.
+Input schemas are not here: hublib owns validation (``hublib.validation`` and the schemas next to
+each rule), and the OpenAPI document is generated from those very schemas. :func:`loads` is the
+JSON parser the app installs for request bodies, so values SQLite or the JSON encoder cannot hold
+never reach hublib.
 """
 from __future__ import annotations
 
 import json
 import math
 import re
-from typing import Any, Mapping
+from typing import Any
 
 import falcon
-import marshmallow
-from marshmallow import Schema, fields, validate
+from marshmallow import Schema, fields
 
-from hublib.errors import ValidationError
-
-# --- Russian messages for marshmallow ------------------------------------------------------------
-# Patched on the classes themselves (not a base Schema) so that every feature's schemas get them,
-# including ones written against plain ``marshmallow.Schema``.
-
-FIELD_MESSAGES: dict[type, dict[str, str]] = {
-    fields.Field: {'null': 'значение не может быть null', 'required': 'обязательное поле',
-                   'validator_failed': 'неверное значение'},
-    fields.String: {'invalid': 'ожидается строка', 'invalid_utf8': 'ожидается строка UTF-8'},
-    fields.Number: {'invalid': 'ожидается число', 'too_large': 'слишком большое число'},
-    fields.Integer: {'invalid': 'ожидается целое число'},
-    fields.Float: {'special': 'NaN и бесконечность не допускаются'},
-    fields.Decimal: {'special': 'NaN и бесконечность не допускаются'},
-    fields.Boolean: {'invalid': 'ожидается true или false'},
-    fields.List: {'invalid': 'ожидается список'},
-    fields.Tuple: {'invalid': 'ожидается список'},
-    fields.Mapping: {'invalid': 'ожидается объект'},
-    fields.Nested: {'type': 'ожидается объект'},
-    fields.Date: {'invalid': 'ожидается дата ГГГГ-ММ-ДД', 'format': 'неверная дата'},
-    fields.DateTime: {'invalid': 'ожидаются дата и время ISO-8601', 'format': 'неверные дата и время'},
-    fields.Email: {'invalid': 'неверный адрес почты'},
-    fields.Url: {'invalid': 'неверный URL'},
-    fields.UUID: {'invalid_uuid': 'неверный UUID'},
-    fields.Enum: {'unknown': 'ожидается одно из: {choices}'},
-}
-SCHEMA_MESSAGES = {'type': 'ожидается JSON-объект', 'unknown': 'неизвестное поле'}
-VALIDATOR_MESSAGES: dict[type, dict[str, str]] = {
-    validate.Range: {'message_min': 'должно быть {min_op} {{min}}',
-                     'message_max': 'должно быть {max_op} {{max}}',
-                     'message_all': 'должно быть {min_op} {{min}} и {max_op} {{max}}',
-                     'message_gte': 'не меньше', 'message_gt': 'больше',
-                     'message_lte': 'не больше', 'message_lt': 'меньше'},
-    validate.Length: {'message_min': 'длина меньше {min}', 'message_max': 'длина больше {max}',
-                      'message_all': 'длина должна быть от {min} до {max}',
-                      'message_equal': 'длина должна быть {equal}'},
-    validate.OneOf: {'default_message': 'ожидается одно из: {choices}'},
-    validate.NoneOf: {'default_message': 'недопустимое значение'},
-    validate.Equal: {'default_message': 'ожидается {other}'},
-    validate.Regexp: {'default_message': 'строка не подходит под шаблон'},
-    validate.Predicate: {'default_message': 'неверное значение'},
-    validate.ContainsOnly: {'default_message': 'допустимы только: {choices}'},
-    validate.ContainsNoneOf: {'default_message': 'недопустимы: {values}'},
-    validate.URL: {'default_message': 'неверный URL'},
-    validate.Email: {'default_message': 'неверный адрес почты'},
-}
-
-
-def _russify() -> None:
-    for cls, messages in FIELD_MESSAGES.items():
-        # Assign a copy on the class itself: a subclass without its own dict must not share ours.
-        cls.default_error_messages = {**cls.__dict__.get('default_error_messages', {}), **messages}
-    marshmallow.Schema._default_error_messages = {
-        **marshmallow.Schema._default_error_messages, **SCHEMA_MESSAGES}
-    for cls, attributes in VALIDATOR_MESSAGES.items():
-        for name, text in attributes.items():
-            setattr(cls, name, text)
-
-
-_russify()
-
+from hublib.errors import NotFoundError, ValidationError
+from hublib.validation import INT64_MAX, INT64_MIN, load
 
 # --- request JSON --------------------------------------------------------------------------------
 
-# SQLite stores signed 64-bit integers; a bigger JSON integer could only end as an OverflowError
-# deep in hublib, so it is refused at parse time (as is a number with more digits than Python
-# converts by default).
-INT_MIN, INT_MAX = -2**63, 2**63 - 1
+# A JSON integer beyond SQLite's 64 bits could only end as an OverflowError deep in hublib, so it
+# is refused at parse time (as is a number with more digits than Python converts by default).
 # Deeper than any payload of the contract (an agent's boards are 5 levels) yet far from the
 # recursion limit of the JSON encoder and of validators that walk the value.
 MAX_DEPTH = 32
@@ -102,7 +37,7 @@ def _parse_int(text: str) -> int:
     if len(text) > 20:
         raise _body_error('целое число вне диапазона 64 бит')
     number = int(text)
-    if not INT_MIN <= number <= INT_MAX:
+    if not INT64_MIN <= number <= INT64_MAX:
         raise _body_error('целое число вне диапазона 64 бит')
     return number
 
@@ -179,87 +114,39 @@ class ErrorSchema(Schema):
     fields = fields.Dict(keys=fields.String(), values=fields.List(fields.String()))
 
 
-def flatten_errors(messages: Any, prefix: str = '') -> dict[str, list[str]]:
-    """marshmallow's nested error dict as ``{"commands[0].params.key": [...]}``."""
-    flat: dict[str, list[str]] = {}
-    if isinstance(messages, Mapping):
-        for key, value in messages.items():
-            if key == '_schema':
-                name = prefix or '_body'
-            elif isinstance(key, int):
-                name = f'{prefix}[{key}]'
-            else:
-                name = f'{prefix}.{key}' if prefix else str(key)
-            for field_name, msgs in (flatten_errors(value, name)
-                                     if isinstance(value, (Mapping, list))
-                                     else {name: [str(value)]}).items():
-                flat.setdefault(field_name, []).extend(msgs)
-        return flat
-    if isinstance(messages, list) and all(isinstance(item, str) for item in messages):
-        return {prefix or '_body': list(messages)}
-    if isinstance(messages, list):
-        for item in messages:
-            for name, msgs in flatten_errors(item, prefix).items():
-                flat.setdefault(name, []).extend(msgs)
-        return flat
-    return {prefix or '_body': [str(messages)]}
-
-
 def media(req: falcon.Request) -> Any:
     """The JSON body (400 when it is not JSON; an empty body is ``None``)."""
     return req.get_media(default_when_empty=None)
 
 
 def object_body(req: falcon.Request) -> dict:
-    """The JSON body, which must be an object (hot agent paths hand it to hublib as is)."""
+    """The JSON body, which must be an object (hublib validates its fields)."""
     body = media(req)
     if not isinstance(body, dict):
         raise ValidationError({'_body': ['ожидается JSON-объект']})
     return body
 
 
+def load_query(schema: type[Schema], req: falcon.Request) -> dict[str, Any]:
+    """The query string as the typed values of ``schema`` (a hublib query schema).
+
+    An unknown parameter (``?stauts=``) and a name given twice (``?agent=jira&agent=wiki``) are a
+    422 naming it, instead of being ignored and answering an unfiltered list.
+    """
+    repeated = {name: ['параметр указан несколько раз'] for name, value in req.params.items()
+                if isinstance(value, list)}
+    if repeated:
+        raise ValidationError(repeated)
+    return load(schema, dict(req.params))
+
+
+def path_int(value: str, not_found: str) -> int:
+    """A numeric path segment (an id) as an int; anything else is a 404 with ``not_found``."""
+    if value.isascii() and value.isdecimal() and len(value) <= 19 and 0 < int(value) <= INT64_MAX:
+        return int(value)
+    raise NotFoundError(not_found.format(value))
+
+
 def query_values(req: falcon.Request, names: tuple[str, ...]) -> dict[str, Any]:
     """The raw values of the named query parameters that are present (hublib checks them)."""
     return {name: req.params[name] for name in names if name in req.params}
-
-
-def load(schema: type[Schema] | Schema, req: falcon.Request) -> dict:
-    """Validate the JSON body with ``schema``; errors become a 422 naming each field."""
-    return load_data(schema, media(req))
-
-
-def load_data(schema: type[Schema] | Schema, data: Any) -> dict:
-    """Validate already-parsed data with ``schema``."""
-    instance = schema() if isinstance(schema, type) else schema
-    if not isinstance(data, Mapping):
-        raise ValidationError({'_body': ['ожидается JSON-объект']})
-    try:
-        return instance.load(data)
-    except marshmallow.ValidationError as error:
-        raise ValidationError(flatten_errors(error.messages)) from None
-
-
-def _is_multiple(field: fields.Field) -> bool:
-    return isinstance(field, (fields.List, fields.Tuple))
-
-
-def load_query(schema: type[Schema] | Schema, req: falcon.Request) -> dict:
-    """Validate the query string with ``schema``.
-
-    A name given twice (``?agent=jira&agent=wiki``) is a 422 naming it, unless the schema's
-    field is a list, which then gets every value (and a single value as a one-item list).
-    """
-    instance = schema() if isinstance(schema, type) else schema
-    data: dict[str, Any] = {}
-    repeated: dict[str, list[str]] = {}
-    for name, value in req.params.items():
-        field = instance.fields.get(name)
-        if field is not None and _is_multiple(field):
-            data[name] = value if isinstance(value, list) else [value]
-        elif isinstance(value, list):
-            repeated[name] = ['параметр указан несколько раз']
-        else:
-            data[name] = value
-    if repeated:
-        raise ValidationError(repeated)
-    return load_data(instance, data)

@@ -29,12 +29,6 @@ class AttachmentSchema(Schema):
     command_id = fields.Integer(metadata={'description': 'команда скачивания при state = fetching'})
 
 
-class FetchRequestSchema(Schema):
-    """Body of ``POST /attachments/{id}/fetch`` (optional; may be empty)."""
-
-    author = fields.String(allow_none=True, validate=validate.Length(max=200))
-
-
 class FetchAnswerSchema(Schema):
     """200: ready, or already fetching (with its command); 202: a new command was enqueued."""
 

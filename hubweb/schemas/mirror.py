@@ -1,35 +1,10 @@
-"""Schemas of the mirror endpoints: agent ingest (documentation only — hublib validates these hot
-bodies in plain Python) and the interfaces' reads (query strings and responses)."""
+"""Response schemas of the mirror endpoints (documentation of what hublib returns). Request bodies
+and query strings are hublib's own schemas (``hublib.mirror``, ``hublib.history``, ``hublib.reads``)."""
 from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
 from .notes import NoteSchema
-
-
-# --- agent ingest (contract §8.1–8.3) ----------------------------------------------------------
-
-class LinkInSchema(Schema):
-    type = fields.String(required=True)
-    direction = fields.String(required=True, validate=validate.OneOf(('outward', 'inward')))
-    key = fields.String(required=True)
-
-
-class CommentInSchema(Schema):
-    id = fields.String(required=True)
-    author = fields.String(allow_none=True)
-    created = fields.String(allow_none=True)
-    updated = fields.String(allow_none=True)
-    body = fields.String(allow_none=True)
-
-
-class AttachmentInSchema(Schema):
-    id = fields.String(required=True)
-    filename = fields.String(allow_none=True)
-    size = fields.Integer(allow_none=True)
-    mime_type = fields.String(allow_none=True)
-    author = fields.String(allow_none=True)
-    created = fields.String(allow_none=True)
 
 
 class IssueFieldsSchema(Schema):
@@ -55,51 +30,9 @@ class IssueFieldsSchema(Schema):
     neighbor = fields.Boolean()
 
 
-class IssueInSchema(IssueFieldsSchema):
-    """One issue of ``POST /agent/state``; absent ``comments``/``attachments``/``sprint_ids``/
-    ``links`` keep what the mirror has."""
-
-    key = fields.String(required=True)
-    updated = fields.String(allow_none=True)
-    links = fields.List(fields.Nested(LinkInSchema))
-    comments = fields.List(fields.Nested(CommentInSchema))
-    attachments = fields.List(fields.Nested(AttachmentInSchema))
-    sprint_ids = fields.List(fields.Integer())
-
-
-class StateSchema(Schema):
-    """Body of ``POST /agent/state`` (a page of up to ~100 issues of a claimed refresh)."""
-
-    agent = fields.String(required=True)
-    command_id = fields.Integer(required=True)
-    issues = fields.List(fields.Nested(IssueInSchema), required=True)
-
-
 class StateResultSchema(Schema):
     issues = fields.Integer(required=True)
     links = fields.Integer(required=True)
-
-
-class HistoryItemSchema(Schema):
-    history_id = fields.String(required=True)
-    seq = fields.Integer(required=True)
-    key = fields.String(required=True)
-    created = fields.String(allow_none=True)
-    author = fields.String(allow_none=True)
-    field_id = fields.String(allow_none=True)
-    field_name = fields.String(allow_none=True)
-    from_value = fields.String(allow_none=True)
-    from_string = fields.String(allow_none=True)
-    to_value = fields.String(allow_none=True)
-    to_string = fields.String(allow_none=True)
-
-
-class HistorySchema(Schema):
-    """Body of ``POST /agent/history``."""
-
-    agent = fields.String(required=True)
-    command_id = fields.Integer(allow_none=True)
-    items = fields.List(fields.Nested(HistoryItemSchema), required=True)
 
 
 class HistoryResultSchema(Schema):
@@ -112,32 +45,6 @@ class ColumnSchema(Schema):
     statuses = fields.List(fields.String(), required=True)
 
 
-class SprintInSchema(Schema):
-    id = fields.Integer(required=True)
-    name = fields.String(allow_none=True)
-    state = fields.String(allow_none=True)
-    start_date = fields.String(allow_none=True)
-    end_date = fields.String(allow_none=True)
-    complete_date = fields.String(allow_none=True)
-    goal = fields.String(allow_none=True)
-
-
-class BoardInSchema(Schema):
-    board_id = fields.Integer(required=True)
-    type = fields.String(allow_none=True)
-    columns = fields.List(fields.Nested(ColumnSchema), allow_none=True)
-    kanban_backlog = fields.Boolean(allow_none=True)
-    sprints = fields.List(fields.Nested(SprintInSchema))
-
-
-class BoardsSchema(Schema):
-    """Body of ``POST /agent/boards``."""
-
-    agent = fields.String(required=True)
-    command_id = fields.Integer(allow_none=True)
-    boards = fields.List(fields.Nested(BoardInSchema), required=True)
-
-
 class BoardsResultSchema(Schema):
     boards = fields.Integer(required=True)
     sprints = fields.Integer(required=True)
@@ -145,36 +52,10 @@ class BoardsResultSchema(Schema):
 
 # --- interfaces' reads (contract §10) ----------------------------------------------------------
 
-class PageQuerySchema(Schema):
-    limit = fields.Integer()
-    cursor = fields.String()
-
-
-class IssuesQuerySchema(PageQuerySchema):
-    project = fields.String()
-    status = fields.String()
-    assignee = fields.String()
-    neighbor = fields.Boolean()
-    q = fields.String(metadata={'description': 'подстрока ключа или названия, без учёта регистра'})
-    updated_since = fields.String(metadata={'description': 'время ISO-8601: updated Jira ≥ этого'})
-
-
-class ChangesQuerySchema(PageQuerySchema):
-    since = fields.String(metadata={'description': 'at ≥ since (ISO-8601)'})
-    until = fields.String(metadata={'description': 'at < until (ISO-8601)'})
-    key = fields.String()
-    project = fields.String()
-    field = fields.String()
-
-
-class IssueChangesQuerySchema(PageQuerySchema):
-    since = fields.String()
-    until = fields.String()
-    field = fields.String()
-
-
 class IssueOutSchema(IssueFieldsSchema):
     key = fields.String(required=True)
+    snippet = fields.String(metadata={'description': 'только с text=: фрагмент текста, найденные '
+                                                     'слова в [квадратных скобках]'})
     jira_updated = fields.String(allow_none=True)
     fetched_at = fields.String(allow_none=True)
     note = fields.Nested(NoteSchema, allow_none=True)

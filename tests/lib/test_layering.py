@@ -1,17 +1,20 @@
-"""Layering (contract §1, STYLE 2): hublib loads no web code; hubweb holds no SQL."""
+"""Layering (contract §1, STYLE 2, 15): hublib loads no web code; hubweb holds no SQL and ships
+no test or bench harness."""
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-WEB_PACKAGES = ('falcon', 'waitress', 'marshmallow', 'apispec')
+# marshmallow is not here: hublib validates every input with it (issue 11, STYLE 11).
+WEB_PACKAGES = ('falcon', 'waitress', 'apispec', 'mcp')
 SQL = re.compile(r'SELECT |INSERT |UPDATE |DELETE FROM|execute_sql|executemany|\.cursor\(')
-# hubweb/sim is the simulator and benchmark harness (a fake Jira, an agent over HTTP, and a bulk
-# builder of legacy database files for benchmarks), not part of the adapter that serves requests.
-NOT_ADAPTER = ('sim',)
+# What only a test or a benchmark needs: starting processes (a server harness, load workers),
+# writing database files by hand (legacy builders), the test framework and the test tree itself.
+HARNESS_MODULES = ('subprocess', 'sqlite3', 'pytest', 'tests', 'multiprocessing')
 
 
 def test_hublib_and_every_submodule_load_no_web_package():
@@ -37,12 +40,45 @@ def test_no_sql_in_the_web_adapter():
     assert len(files) >= 10
     for path in files:
         relative = path.relative_to(ROOT / 'hubweb')
-        if relative.parts[0] in NOT_ADAPTER:
-            continue
         for number, line in enumerate(path.read_text(encoding='utf-8').splitlines(), 1):
             if SQL.search(line):
                 offenders.append(f'hubweb/{relative}:{number}: {line.strip()}')
     assert offenders == []
+
+
+def harness_imports(package: Path) -> list[str]:
+    """``file:line: module`` for every import of a harness-only module under ``package``."""
+    found = []
+    for path in sorted(package.rglob('*.py')):
+        tree = ast.parse(path.read_text(encoding='utf-8'), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            where = f'{path.relative_to(package.parent).as_posix()}:{node.lineno}'
+            found += [f'{where}: {name}' for name in names if name.split('.')[0] in HARNESS_MODULES]
+    return found
+
+
+def test_hubweb_ships_no_test_or_bench_harness():
+    # The demo (fake Jira, simulated agent) ships in hubweb.demo because ``serve --demo`` runs it;
+    # a server in a child process, load workers and legacy-file builders live in tests/support.
+    assert harness_imports(ROOT / 'hubweb') == []
+    assert harness_imports(ROOT / 'tests' / 'support')  # the check sees the harness where it is
+
+
+def test_harness_check_finds_each_kind_of_harness_import(tmp_path):
+    package = tmp_path / 'pkg'
+    package.mkdir()
+    (package / 'ok.py').write_text('import json\nfrom .sub import x\n', encoding='utf-8')
+    (package / 'bad.py').write_text(
+        'import subprocess\nfrom sqlite3 import connect\nimport tests.support.server\n'
+        'def f():\n    import pytest\n', encoding='utf-8')
+    assert harness_imports(package) == ['pkg/bad.py:1: subprocess', 'pkg/bad.py:2: sqlite3',
+                                        'pkg/bad.py:3: tests.support.server', 'pkg/bad.py:5: pytest']
 
 
 def test_hubweb_resources_never_open_transactions_or_catch_hub_errors():

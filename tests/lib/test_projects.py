@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from hublib import ConflictError, NotFoundError, ValidationError, projects, settings
+from hublib import ConflictError, NotFoundError, ValidationError, mirror, projects, settings
 
 
 @pytest.fixture
@@ -62,20 +62,26 @@ def test_scenario_label_is_a_jql_reserved_word(aurora):
     assert projects.base_jql(aurora) == 'project = AURORA AND labels in ("EMPTY")'
 
 
-def add_issue(hub, key, labels, epic_key=None):
-    hub.db.execute_sql('INSERT INTO issue (key, summary, labels, epic_key) VALUES (?, ?, ?, ?)',
-                       (key, key, json.dumps(labels), epic_key))
+@pytest.fixture
+def ingest(claimed_refresh):
+    """Write issues the way the mirror is written: a page of a claimed refresh."""
+    def write(hub, *issues):
+        mirror.ingest_state(hub, 'jira', claimed_refresh(hub), list(issues))
+    return write
 
 
-def test_scenario_own_and_neighbours(aurora):
+def issue(key, labels, epic_key=None, links=()):
+    return {'key': key, 'summary': key, 'labels': labels, 'epic_key': epic_key,
+            'links': [{'type': kind, 'direction': 'outward', 'key': target}
+                      for kind, target in links]}
+
+
+def test_scenario_own_and_neighbours(aurora, ingest):
     projects.create_project(aurora, 'AWPCA', 'АРМ КА')
     projects.create_project(aurora, 'STOCKS_DRRK', 'Акции')
-    add_issue(aurora, 'AURORA-1', ['STOCKS_DRRK'], epic_key='AURORA-9')
-    add_issue(aurora, 'AURORA-9', ['AWPCA'])
-    add_issue(aurora, 'AURORA-2', ['AWPCA'])
-    add_issue(aurora, 'AURORA-3', ['AWPCA'])
-    aurora.db.execute_sql("INSERT INTO issue_link (source_key, target_key, link_type) "
-                          "VALUES ('AURORA-1', 'AURORA-2', 'Blocks')")
+    ingest(aurora, issue('AURORA-1', ['STOCKS_DRRK'], epic_key='AURORA-9',
+                         links=[('Blocks', 'AURORA-2')]),
+           issue('AURORA-9', ['AWPCA']), issue('AURORA-2', ['AWPCA']), issue('AURORA-3', ['AWPCA']))
     assert projects.project_slice(aurora, 'STOCKS_DRRK') == {
         'AURORA-1': False, 'AURORA-2': True, 'AURORA-9': True}
     # Relative to AWPCA the same link makes AURORA-1 the neighbour.
@@ -86,33 +92,28 @@ def test_scenario_own_and_neighbours(aurora):
     assert counts == {'AWPCA': (3, 1), 'STOCKS_DRRK': (1, 2)}
 
 
-def test_slice_follows_inward_links_and_ignores_missing_issues(aurora):
+def test_slice_follows_inward_links_and_ignores_missing_issues(aurora, ingest):
     projects.create_project(aurora, 'P', 'P')
-    add_issue(aurora, 'AURORA-1', ['P'], epic_key='AURORA-99')  # epic not mirrored
-    add_issue(aurora, 'AURORA-5', [])
-    add_issue(aurora, 'AURORA-6', ['p'])  # a label is matched exactly, case included
-    add_issue(aurora, 'AURORA-7', ['PP'])
-    aurora.db.execute_sql("INSERT INTO issue_link (source_key, target_key, link_type) VALUES "
-                          "('AURORA-5', 'AURORA-1', 'Relates'), ('AURORA-1', 'AURORA-404', 'Blocks')")
+    ingest(aurora, issue('AURORA-1', ['P'], epic_key='AURORA-99',  # epic not mirrored
+                         links=[('Blocks', 'AURORA-404')]),
+           issue('AURORA-5', [], links=[('Relates', 'AURORA-1')]),
+           issue('AURORA-6', ['p']),  # a label is matched exactly, case included
+           issue('AURORA-7', ['PP']))
     assert projects.project_slice(aurora, 'P') == {'AURORA-1': False, 'AURORA-5': True}
 
 
-def test_own_issue_linked_to_own_issue_stays_own(aurora):
+def test_own_issue_linked_to_own_issue_stays_own(aurora, ingest):
     projects.create_project(aurora, 'P', 'P')
-    add_issue(aurora, 'AURORA-1', ['P'], epic_key='AURORA-2')
-    add_issue(aurora, 'AURORA-2', ['P', 'Q'])
-    aurora.db.execute_sql("INSERT INTO issue_link (source_key, target_key, link_type) "
-                          "VALUES ('AURORA-2', 'AURORA-1', 'Blocks')")
+    ingest(aurora, issue('AURORA-1', ['P'], epic_key='AURORA-2'),
+           issue('AURORA-2', ['P', 'Q'], links=[('Blocks', 'AURORA-1')]))
     assert projects.project_slice(aurora, 'P') == {'AURORA-1': False, 'AURORA-2': False}
 
 
-def test_slice_cte_is_reusable_by_other_queries(aurora):
+def test_project_created_after_the_mirror_gets_its_slice(aurora, ingest):
+    ingest(aurora, issue('AURORA-1', ['P'], links=[('Blocks', 'AURORA-2')]), issue('AURORA-2', []),
+           issue('AURORA-3', []))
     projects.create_project(aurora, 'P', 'P')
-    add_issue(aurora, 'AURORA-1', ['P'])
-    rows = aurora.db.execute_sql(
-        f'WITH {projects.SLICE_CTE} SELECT i.key, s.neighbor FROM issue i '
-        'JOIN slice s ON s.key = i.key', {'label': 'P'}).fetchall()
-    assert rows == [('AURORA-1', 0)]
+    assert projects.project_slice(aurora, 'P') == {'AURORA-1': False, 'AURORA-2': True}
 
 
 BAD_LABELS = [

@@ -7,6 +7,7 @@ import sqlite3
 import pytest
 
 from hublib import ValidationError, open_hub, projects, settings
+from hublib.config import import_config, settings_from_config
 from hublib.migrations import create_legacy_database
 
 AGENT_NEVER = ('relay_dir', 'closed_statuses', 'tokens', 'backup_keep', 'auto_refresh_minutes',
@@ -308,7 +309,7 @@ CONFIG = {
 
 def test_scenario_config_without_bug_keys(hub):
     """The ``ensure_issue`` 422 half of this scenario is tested with the queue."""
-    result = settings.import_config(hub, CONFIG)
+    result = import_config(hub, CONFIG)
     assert result == {'projects_created': ['AWPCA', 'STOCKS_DRRK']}
     issue_types = settings.setting(hub, 'issue_types')
     assert issue_types == {'task': {'name': 'Задача', 'id': '10002'},
@@ -334,19 +335,19 @@ def test_scenario_config_without_bug_keys(hub):
     ({'issue_type_bug': 'Ошибка', 'issue_type_bug_id': 10004}, {'name': 'Ошибка', 'id': '10004'}),
 ])
 def test_config_with_a_bug_key_has_bug(keys, bug):
-    issue_types = settings.settings_from_config({'issue_type_task': 'Задача', **keys})['issue_types']
+    issue_types = settings_from_config({'issue_type_task': 'Задача', **keys})['issue_types']
     assert issue_types == {'task': {'name': 'Задача', 'id': None},
                            'epic': {'name': None, 'id': None}, 'bug': bug}
 
 
 def test_reimport_keeps_tokens_and_bumps_only_on_change(hub, clock):
     tokens = settings.tokens(hub)
-    settings.import_config(hub, CONFIG)
+    import_config(hub, CONFIG)
     assert version(hub) == 2
     clock.advance(minutes=1)
-    assert settings.import_config(hub, CONFIG) == {'projects_created': []}
+    assert import_config(hub, CONFIG) == {'projects_created': []}
     assert version(hub) == 2
-    settings.import_config(hub, {**CONFIG, 'backup_keep': 9,
+    import_config(hub, {**CONFIG, 'backup_keep': 9,
                                  'projects': [{'label': 'awpca', 'name': 'дубль'},
                                               {'label': 'NEW', 'name': 'Новый'}]})
     assert version(hub) == 3
@@ -363,7 +364,7 @@ def test_reimport_keeps_tokens_and_bumps_only_on_change(hub, clock):
 def test_invalid_config_writes_nothing(hub, config, field):
     before = raw_settings(hub)
     with pytest.raises(ValidationError) as raised:
-        settings.import_config(hub, config)
+        import_config(hub, config)
     assert field in raised.value.fields
     assert raw_settings(hub) == before
     assert projects.projects(hub) == []

@@ -89,11 +89,24 @@ def test_mcp_usage_errors_exit_2(capsys, args):
     assert 'usage: sdlc-hub' in capsys.readouterr().err
 
 
-def test_busy_port_is_exit_1_one_line(data_dir, capsys):
+def test_busy_port_is_exit_1_one_line(hub, data_dir, capsys):
     import socket
     with socket.create_server(('127.0.0.1', 0)) as taken:
         port = taken.getsockname()[1]
         assert main(['mcp', '--data', str(data_dir), '--http', '--port', str(port)]) == 1
     out, err = capsys.readouterr()
     assert out == ''
-    assert len(err.splitlines()) == 1 and err.startswith('sdlc-hub mcp: ')
+    assert len(err.splitlines()) == 1 and err.startswith('sdlc-hub mcp: '), err
+    assert 'нет базы' not in err  # the hub was there: it is the port that failed
+
+
+@pytest.mark.parametrize('exists', [False, True])
+def test_no_hub_is_exit_1_and_creates_nothing(tmp_path, capsys, exists):
+    """A mistyped --data must not become a new hub with new tokens (as tokens/backup/cleanup)."""
+    data_dir = tmp_path / 'typo'
+    if exists:
+        data_dir.mkdir()
+    assert main(['mcp', '--data', str(data_dir)]) == 1
+    out, err = capsys.readouterr()
+    assert out == '' and err.startswith('sdlc-hub mcp: нет базы хаба')
+    assert (list(data_dir.iterdir()) if exists else data_dir.exists()) in ([], False)

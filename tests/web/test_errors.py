@@ -159,7 +159,7 @@ def test_marshmallow_messages_are_russian_for_every_common_field():
     from marshmallow import Schema, fields, validate
 
     from hublib.errors import ValidationError
-    from hubweb.schemas import load_data
+    from hublib.validation import load
 
     class Inner(Schema):
         x = fields.Integer(required=True)
@@ -183,7 +183,7 @@ def test_marshmallow_messages_are_russian_for_every_common_field():
            'inner': 1, 'when': 'x', 'moment': 'x', 'choice': 'c', 'short': 'abc', 'small': 9,
            'strict': None, 'unknown': 1}
     with pytest.raises(ValidationError) as error:
-        load_data(Probe, bad)
+        load(Probe, bad)
     fields_ = error.value.fields
     assert set(fields_) == set(bad)
     for name, messages in fields_.items():
@@ -195,3 +195,44 @@ def test_query_errors_are_russian_and_repeated_names_refused(client, agent_heade
     response = client.simulate_get('/agent/settings', query_string='agent=jira&agent=jira',
                                    headers=agent_headers)
     assert assert_error_shape(response, 422)['fields'] == {'agent': ['параметр указан несколько раз']}
+
+
+# --- issue 10, point 6: the HTTP edges a curl user meets first -----------------------------------
+
+@pytest.mark.parametrize('method, path', [('POST', '/projects'), ('PUT', '/settings'),
+                                          ('POST', '/batches'), ('PUT', '/notes/AURORA-1')])
+@pytest.mark.parametrize('content_type', ['application/x-www-form-urlencoded',
+                                          'multipart/form-data; boundary=x'])
+def test_form_body_is_415_like_any_non_json_type(client, client_headers, method, path,
+                                                 content_type):
+    response = client.simulate_request(method, path, body='label=A&name=B',
+                                       headers={**client_headers, 'Content-Type': content_type})
+    body = assert_error_shape(response, 415)
+    assert body['description'] == 'ожидается тело application/json'
+
+
+def test_form_body_to_the_agent_is_415_and_writes_nothing(client, agent_headers, hub):
+    response = client.simulate_post('/agent/state', body='agent=jira&command_id=1',
+                                    headers={**agent_headers,
+                                             'Content-Type': 'application/x-www-form-urlencoded'})
+    assert_error_shape(response, 415)
+    assert hub.db.execute_sql('SELECT count(*) FROM issue').fetchone() == (0,)
+
+
+@pytest.mark.parametrize('path, query, name', [
+    ('/issues', 'stauts=Готово', 'stauts'),
+    ('/issues', 'status=Готово&limt=5', 'limt'),
+    ('/changes', 'sinse=2026-01-01T00:00:00Z', 'sinse'),
+    ('/sync-runs', 'page=2', 'page'),
+    ('/issues/AURORA-1/changes', 'project=AWPCA', 'project'),
+])
+def test_unknown_query_parameter_is_422_naming_it(client, client_headers, path, query, name):
+    response = client.simulate_get(path, query_string=query, headers=client_headers)
+    body = assert_error_shape(response, 422)
+    assert body['fields'] == {name: ['неизвестное поле']}
+
+
+def test_unknown_query_parameter_of_the_agent_is_422(client, agent_headers):
+    response = client.simulate_get('/agent/settings', query_string='agent=jira&module=jira',
+                                   headers=agent_headers)
+    assert assert_error_shape(response, 422)['fields'] == {'module': ['неизвестное поле']}

@@ -327,10 +327,10 @@ def test_issue_fields_are_stored_as_sent(aurora, protocol, client, agent_headers
     ({'key': 'AURORA-2', 'labels': 'AWPCA'}, 'issues[1].labels'),
     ({'key': 'AURORA-2', 'summary': 5}, 'issues[1].summary'),
     ({'key': 'AURORA-2', 'links': [{'type': 'Blocks', 'direction': 'up', 'key': 'A-1'}]},
-     'issues[1].links[0]'),
-    ({'key': 'AURORA-2', 'comments': [{'body': 'без id'}]}, 'issues[1].comments[0]'),
+     'issues[1].links[0].direction'),
+    ({'key': 'AURORA-2', 'comments': [{'body': 'без id'}]}, 'issues[1].comments[0].id'),
     ({'key': 'AURORA-2', 'attachments': [{'id': '1', 'size': -1}]}, 'issues[1].attachments[0].size'),
-    ({'key': 'AURORA-2', 'sprint_ids': ['101']}, 'issues[1].sprint_ids'),
+    ({'key': 'AURORA-2', 'sprint_ids': ['101']}, 'issues[1].sprint_ids[0]'),
     ({'key': 'AURORA-2', 'story_points': 'три'}, 'issues[1].story_points'),
     ({'key': 'AURORA-2', 'neighbor': 'yes'}, 'issues[1].neighbor'),
     ('AURORA-2', 'issues[1]'),
@@ -753,8 +753,8 @@ def test_board_of_project_without_board(aurora, client, client_headers):
 @pytest.mark.parametrize('board, field', [
     ({'board_id': 0}, 'boards[0].board_id'),
     ({'board_id': 1, 'type': 'list'}, 'boards[0].type'),
-    ({'board_id': 1, 'columns': [{'name': 'x'}]}, 'boards[0].columns'),
-    ({'board_id': 1, 'sprints': [{'id': 'x'}]}, 'boards[0].sprints[0]'),
+    ({'board_id': 1, 'columns': [{'name': 'x'}]}, 'boards[0].columns[0].statuses'),
+    ({'board_id': 1, 'sprints': [{'id': 'x'}]}, 'boards[0].sprints[0].id'),
 ])
 def test_bad_board_is_422(aurora, client, agent_headers, board, field):
     response = client.simulate_post('/agent/boards', headers=agent_headers,
@@ -795,3 +795,25 @@ def test_hostile_query_values_are_422(aurora, client, client_headers, params, fi
     response = client.simulate_get('/sync-runs', headers=client_headers, params=params)
     assert response.status_code == 422, response.json
     assert field in response.json['fields']
+
+
+# --- issue 10, point 5: natural key order -------------------------------------------------------
+
+def test_issues_come_in_natural_key_order_across_pages(aurora, protocol, client, agent_headers,
+                                                       client_headers):
+    """AURORA-2 before AURORA-10, as Jira shows them: keys of two projects, numbers 1…101."""
+    command = protocol.claimed_refresh({'jql': BASE_JQL})
+    keys = [f'{project}-{n}' for project in ('ZETA', 'AURORA') for n in range(101, 0, -1)]
+    for start in range(0, len(keys), 100):
+        post_state(client, agent_headers, command, [issue(key) for key in keys[start:start + 100]])
+    expected = [f'{project}-{n}' for project in ('AURORA', 'ZETA') for n in range(1, 102)]
+    for params in ({}, {'project': 'AWPCA'}):
+        seen, cursor = [], None
+        for _ in range(20):
+            page = client.simulate_get('/issues', headers=client_headers, params={
+                **params, 'limit': 25, **({'cursor': cursor} if cursor else {})}).json
+            seen += [item['key'] for item in page['items']]
+            cursor = page['next_cursor']
+            if cursor is None:
+                break
+        assert seen == expected, params

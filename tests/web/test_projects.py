@@ -1,9 +1,9 @@
 """Projects over HTTP (spec «Проекты», contract §7)."""
 from __future__ import annotations
 
-import json
-
 import pytest
+
+from hublib import mirror
 
 DUPLICATE = 'проект с такой меткой уже есть'
 
@@ -17,10 +17,6 @@ def labels(client, headers) -> list[str]:
     return [item['label'] for item in client.simulate_get('/projects', headers=headers).json['items']]
 
 
-def add_issue(hub, key: str, labels: list[str], epic_key: str | None = None) -> None:
-    with hub.write():
-        hub.db.execute_sql('INSERT INTO issue (key, labels, epic_key) VALUES (?, ?, ?)',
-                           (key, json.dumps(labels), epic_key))
 
 
 def test_create_project_returns_201_with_the_project(client, client_headers, clock):
@@ -124,15 +120,14 @@ def test_get_projects_orders_by_created_at_then_label(client, client_headers, cl
                                               'own_count', 'neighbor_count'}
 
 
-def test_scenario_own_and_neighbors_counts(hub, client, client_headers):
+def test_scenario_own_and_neighbors_counts(hub, client, client_headers, claimed_refresh):
     create(client, client_headers, 'AWPCA', 'АРМ КА')
     create(client, client_headers, 'STOCKS_DRRK', 'Склады')
-    add_issue(hub, 'AURORA-1', ['STOCKS_DRRK'], epic_key='AURORA-9')
-    add_issue(hub, 'AURORA-2', ['AWPCA'])
-    add_issue(hub, 'AURORA-3', ['AWPCA'])
-    add_issue(hub, 'AURORA-9', ['AWPCA'])
-    with hub.write():
-        hub.db.execute_sql("INSERT INTO issue_link VALUES ('AURORA-1', 'AURORA-2', 'Blocks')")
+    mirror.ingest_state(hub, 'jira', claimed_refresh(hub), [
+        {'key': 'AURORA-1', 'labels': ['STOCKS_DRRK'], 'epic_key': 'AURORA-9',
+         'links': [{'type': 'Blocks', 'direction': 'outward', 'key': 'AURORA-2'}]},
+        {'key': 'AURORA-2', 'labels': ['AWPCA']}, {'key': 'AURORA-3', 'labels': ['AWPCA']},
+        {'key': 'AURORA-9', 'labels': ['AWPCA']}])
     stocks = client.simulate_get('/projects/STOCKS_DRRK', headers=client_headers).json
     assert (stocks['own_count'], stocks['neighbor_count']) == (1, 2)
     items = {p['label']: p for p in client.simulate_get('/projects', headers=client_headers).json['items']}

@@ -12,20 +12,25 @@ import time
 from pathlib import Path
 
 LISTENING = 'sdlc-hub listening on '
+DATA = 'data: '
 
 
 class ServerProcess:
-    """``python -m hubweb.cli serve`` on a free loopback port; ``url`` is read from its first line."""
+    """``python -m hubweb.cli serve`` on a free loopback port; ``url`` and ``data_dir`` are read
+    from its first lines. ``data_dir=None`` leaves the directory to the CLI's default (run in
+    ``cwd`` with ``env`` added to the environment)."""
 
-    def __init__(self, data_dir: str | os.PathLike, *, threads: int = 8, port: int = 0,
-                 start_timeout: float = 30.0, extra_args: tuple[str, ...] = ()):
-        self.data_dir = Path(data_dir)
+    def __init__(self, data_dir: str | os.PathLike | None, *, threads: int = 8, port: int = 0,
+                 start_timeout: float = 30.0, extra_args: tuple[str, ...] = (),
+                 cwd: str | os.PathLike | None = None, env: dict[str, str] | None = None):
+        self.data_dir = Path(data_dir) if data_dir is not None else None
         self.output: list[str] = []
+        data_args = ['--data', str(self.data_dir)] if self.data_dir is not None else []
         self.process = subprocess.Popen(
-            [sys.executable, '-m', 'hubweb.cli', 'serve', '--data', str(self.data_dir),
+            [sys.executable, '-m', 'hubweb.cli', 'serve', *data_args,
              '--host', '127.0.0.1', '--port', str(port), '--threads', str(threads), *extra_args],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding='utf-8',
-            errors='replace', env={**os.environ, 'PYTHONUNBUFFERED': '1'})
+            errors='replace', cwd=cwd, env={**os.environ, **(env or {}), 'PYTHONUNBUFFERED': '1'})
         # The output is drained by a thread from the start: a chatty server never blocks on a
         # full pipe, and a silent or hung one never blocks the caller on readline().
         self._lines: queue.Queue[str] = queue.Queue()
@@ -35,13 +40,17 @@ class ServerProcess:
 
     def _wait_for_url(self, timeout: float) -> str:
         deadline = time.monotonic() + timeout
+        url = None
         while time.monotonic() < deadline and self.process.poll() is None:
             try:
                 line = self._lines.get(timeout=0.2)
             except queue.Empty:
                 continue
             if line.startswith(LISTENING):
-                return line[len(LISTENING):].strip()
+                url = line[len(LISTENING):].strip()
+            elif url and line.startswith(DATA):  # printed right after the URL
+                self.data_dir = self.data_dir or Path(line[len(DATA):].strip())
+                return url
         self.kill()
         raise RuntimeError('сервер не запустился:\n' + self.log_text()[-3000:])
 

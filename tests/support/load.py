@@ -1,9 +1,9 @@
 """A load worker: threads doing claim/report (with state and history pushes) and history posts
 against a hub for a bounded time; prints its counters as one JSON line.
 
-    python -m hubweb.sim.load --url U --agent-token A --client-token C --seconds 20 --threads 8 --worker 0
+    python -m tests.support.load --url U --agent-token A --client-token C --seconds 20 --threads 8 --worker 0
 
-Used by the concurrency fault test (several worker processes at once) and by ``bench_queue``.
+Used by the concurrency fault test (several worker processes at once).
 Every response is counted by status; 5xx answers and any body mentioning ``database is locked``
 are kept verbatim so the caller can show them.
 """
@@ -17,7 +17,7 @@ import threading
 import time
 from collections import Counter
 
-from .agent import HubClient, HubHTTPError
+from hubweb.demo.agent import HubClient, HubHTTPError
 
 
 class LoadWorker:
@@ -142,7 +142,7 @@ class LoadWorker:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog='hubweb.sim.load')
+    parser = argparse.ArgumentParser(prog='tests.support.load')
     parser.add_argument('--url', required=True)
     parser.add_argument('--agent-token', required=True)
     parser.add_argument('--client-token', required=True)

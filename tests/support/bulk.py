@@ -1,7 +1,7 @@
 """Bulk generated data written straight with ``sqlite3``: legacy databases for the migration
 benchmark and the kill-during-migration test, and baseline rows for the ingest benchmarks.
 
-Rows are built from :class:`~hubweb.sim.fake_jira.FakeJira`'s shapes but without its per-issue
+Rows are built from :class:`~hubweb.demo.fake_jira.FakeJira`'s shapes but without its per-issue
 overhead, so 50,000 issues and 500,000 change rows take seconds.
 """
 from __future__ import annotations

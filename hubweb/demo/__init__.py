@@ -1,18 +1,31 @@
-"""Simulation: a generated Jira (``fake_jira``) and a jira agent speaking the real HTTP protocol
-(``agent``), reused by tests, benchmarks and the demo mode of ``sdlc-hub serve --demo``."""
+"""The demo of ``sdlc-hub serve --demo``: a generated Jira (``fake_jira``), a jira agent speaking
+the real HTTP protocol against it (``agent``), and the start-up that fills a fresh hub.
+
+Shipped because ``serve --demo`` runs it; tests and benchmarks reuse the agent and the fake Jira.
+What only tests and benchmarks need (a server in a child process, a load generator, builders of
+legacy database files) lives in ``tests/support``.
+"""
 from __future__ import annotations
 
 import logging
 import threading
+from pathlib import Path
 
-from hublib.db import Hub
+from hublib.db import Hub, check_data_dir
 from hublib.errors import ConflictError
 
 from .agent import Faults, HubClient, HubHTTPError, SimAgent
 from .fake_jira import KANBAN_BOARD, SCRUM_BOARD, FakeJira
 
-log = logging.getLogger('hubweb.sim')
+log = logging.getLogger('hubweb.demo')
 
+# The demo's own data directory: never ./hub-data nor $SDLC_HUB_DATA, which name a real hub.
+DEMO_DATA_DIR = Path('hub-demo')
+# A file that says "this data directory was made by the demo"; the demo touches no other.
+DEMO_MARKER = 'DEMO.txt'
+DEMO_MARKER_TEXT = ('Этот каталог создан `sdlc-hub serve --demo`: фальшивая Jira и агент-симулятор,\n'
+                    'данные и токены — демонстрационные. Демо работает только в каталоге с этим\n'
+                    'файлом или в пустом каталоге.\n')
 DEMO_ISSUES = 300
 DEMO_SEED = 7
 DEMO_PROJECTS = (('AWPCA', 'Аврора: платёжный контур', SCRUM_BOARD),
@@ -31,6 +44,30 @@ DEMO_SETTINGS = {
 # Seconds the demo agent spends on each command: the second batch stays "running" for most of
 # the first minute, so a newcomer opening the UI sees it move.
 DEMO_COMMAND_DELAY = 8.0
+
+
+def is_demo_directory(data_dir: Path) -> bool:
+    """True when ``data_dir`` carries the demo's marker."""
+    return (data_dir / DEMO_MARKER).is_file()
+
+
+def claim_demo_directory(data_dir: Path) -> None:
+    """Make ``data_dir`` the demo's, or refuse it without touching a byte.
+
+    A missing or empty directory is created and marked (before the hub file exists, so a demo
+    interrupted during its first start still finds its mark); a marked one is the demo's own.
+    Anything else, a real hub above all, raises ConflictError: the demo rewrites settings, adds
+    projects and its simulated agent claims queued commands, which would be lost for a real Jira.
+    """
+    check_data_dir(data_dir)
+    if is_demo_directory(data_dir):
+        return
+    if data_dir.is_dir() and any(data_dir.iterdir()):
+        raise ConflictError(f'{data_dir.resolve()} не создан демо (нет файла {DEMO_MARKER}), а в нём '
+                            f'уже есть данные: демо запускается только в пустом или своём каталоге '
+                            f'(по умолчанию ./{DEMO_DATA_DIR})')
+    data_dir.mkdir(parents=True, exist_ok=True)
+    (data_dir / DEMO_MARKER).write_text(DEMO_MARKER_TEXT, encoding='utf-8')
 
 
 def demo_commands() -> list[dict]:
@@ -99,4 +136,5 @@ def start_demo(hub: Hub, url: str, agent_token: str, *, issues: int = DEMO_ISSUE
 
 
 __all__ = ['FakeJira', 'SimAgent', 'Faults', 'HubClient', 'HubHTTPError', 'start_demo',
-           'prepare_demo', 'demo_commands']
+           'prepare_demo', 'demo_commands', 'claim_demo_directory', 'is_demo_directory',
+           'DEMO_DATA_DIR', 'DEMO_MARKER']

@@ -1,0 +1,91 @@
+"""Full-text search over summaries, descriptions and comment bodies (SQLite FTS5), contract §10.
+
+``issue_fts`` is a derived index: an external-content FTS5 table whose content is the view
+``issue_fts_source`` over the mirror (one document per issue: summary, description and every
+comment body), so the text is never stored twice. ``issue_search`` gives each issue a stable
+integer ``docid`` (the issue table's own rowid may change on VACUUM). Ingest keeps the index
+current in its own transaction (:func:`unindex` before the page is written, :func:`index` after);
+a file without the index gets it built at open (:func:`build`).
+
+Decisions:
+- Tokenizer ``unicode61 remove_diacritics 2`` folds case (Cyrillic included) and Latin
+  diacritics. It does not fold ``ё`` into ``е``, so the source view and every query spell ``ё``
+  as ``е``; a snippet therefore shows ``е`` where the text has ``ё``.
+- A query is words, each optionally ending in ``*`` (a prefix); all must match. Anything else
+  (quotes, operators, column filters) is read as plain words: FTS5's own syntax never reaches the
+  engine, so no query can fail there. A text without a single word matches nothing.
+- Ranking: bm25 with weights summary 10, description 3, comments 1 — a summary hit ranks first.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+from .db import Hub
+
+WEIGHTS = (10.0, 3.0, 1.0)
+SNIPPET_TOKENS = 12
+
+_FOLD = "replace(replace({text}, 'ё', 'е'), 'Ё', 'Е')"
+_SOURCE_VIEW = f"""
+CREATE VIEW IF NOT EXISTS issue_fts_source AS
+SELECT d.docid AS docid, {_FOLD.format(text='i.summary')} AS summary,
+  {_FOLD.format(text='i.description')} AS description,
+  (SELECT group_concat({_FOLD.format(text='c.body')}, char(10)) FROM issue_comment c
+   WHERE c.key = d.key) AS comments
+FROM issue_search d JOIN issue i ON i.key = d.key
+"""
+_FTS_TABLE = """
+CREATE VIRTUAL TABLE IF NOT EXISTS issue_fts USING fts5(summary, description, comments,
+  content='issue_fts_source', content_rowid='docid', tokenize='unicode61 remove_diacritics 2')
+"""
+_DOCS = 'INSERT OR IGNORE INTO issue_search (key) SELECT value FROM json_each(:keys)'
+_UNINDEX = (
+    "INSERT INTO issue_fts (issue_fts, rowid, summary, description, comments) "
+    "SELECT 'delete', s.docid, s.summary, s.description, s.comments FROM issue_fts_source s "
+    "WHERE s.docid IN (SELECT docid FROM issue_search WHERE key IN (SELECT value FROM json_each(:keys)))")
+_INDEX = (
+    'INSERT INTO issue_fts (rowid, summary, description, comments) '
+    'SELECT s.docid, s.summary, s.description, s.comments FROM issue_fts_source s '
+    'WHERE s.docid IN (SELECT docid FROM issue_search WHERE key IN (SELECT value FROM json_each(:keys)))')
+
+_WORD = re.compile(r'(\w+)(\*?)')
+
+
+def exists(hub: Hub) -> bool:
+    """Whether this file has the full-text index."""
+    return hub.db.table_exists('issue_fts')
+
+
+def build(hub: Hub) -> None:
+    """Create the index over the whole mirror (caller holds the write transaction)."""
+    for statement in (_SOURCE_VIEW, _FTS_TABLE):
+        hub.db.execute_sql(statement)
+    hub.db.execute_sql('INSERT OR IGNORE INTO issue_search (key) SELECT key FROM issue')
+    hub.db.execute_sql("INSERT INTO issue_fts (issue_fts) VALUES ('rebuild')")
+
+
+def unindex(hub: Hub, keys: list[str]) -> None:
+    """Take ``keys`` out of the index, with the text it holds now (before a page overwrites it)."""
+    hub.db.execute_sql(_UNINDEX, {'keys': json.dumps(keys)})
+
+
+def index(hub: Hub, keys: list[str]) -> None:
+    """Put ``keys`` into the index with the text the mirror holds now (after a page is written)."""
+    params = {'keys': json.dumps(keys)}
+    hub.db.execute_sql(_DOCS, params)
+    hub.db.execute_sql(_INDEX, params)
+
+
+def match_expression(text: str) -> str | None:
+    """The FTS5 query for a user's search text: quoted words (``*`` keeps a prefix), all required;
+    ``None`` when the text holds no word (it matches nothing)."""
+    folded = text.replace('ё', 'е').replace('Ё', 'Е')
+    terms = [f'"{word}"{star}' for word, star in _WORD.findall(folded)]
+    return ' '.join(terms) or None
+
+
+RANK_SQL = 'bm25(issue_fts, {}, {}, {})'.format(*WEIGHTS)
+SNIPPET_SQL = f"snippet(issue_fts, -1, '[', ']', '…', {SNIPPET_TOKENS})"
+
+__all__ = ['exists', 'build', 'unindex', 'index', 'match_expression', 'RANK_SQL', 'SNIPPET_SQL']

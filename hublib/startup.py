@@ -1,0 +1,68 @@
+"""``open_hub``: what a process does to open a hub directory, whatever it is (server, CLI, script,
+MCP session).
+
+1. the data directory and its ``backups/``, ``files/`` exist and are private (0700);
+2. the schema is created or migrated (``hublib.db``), once however many processes start together;
+3. the hub's own tables (``models.INTERNAL_MODELS``) exist, and derived indexes that were missing
+   are built from the mirror (a migrated file, or one an earlier release made);
+4. default settings and tokens are filled, retired module keys removed (``settings.ensure_defaults``).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from . import search, settings, slices
+from .db import (Hub, check_data_dir, connect, create_internal_tables, default_data_dir,
+                 mirror_guard, prepare_directories, prepare_schema, refuse_unusable_file,
+                 require_hub)
+from .models import Project
+from .timeutil import Clock, system_clock
+
+
+def open_hub(data_dir: str | os.PathLike | None = None, *, clock: Clock = system_clock,
+             create: bool = True, guard_mirror: bool = False) -> Hub:
+    """Open (create or migrate) the hub in ``data_dir`` and fill default settings.
+
+    ``create=False`` opens only an existing hub: with no ``hub.sqlite`` it raises NotFoundError
+    and creates nothing (a mistyped path must not become a new hub with new tokens).
+
+    ``guard_mirror``: for interface processes (MCP). Once the schema, the derived tables and the
+    defaults are ready, every connection of this hub (one per thread) refuses writes to the
+    mirror and its derived tables (``db.MIRROR_GUARD_TABLES``); the work before that (a
+    migration rewrites mirror rows, derived indexes are built) is the hub's own, not guarded.
+    """
+    data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
+    check_data_dir(data_dir)
+    if not create:
+        require_hub(data_dir)
+    refuse_unusable_file(data_dir)  # a foreign or newer file: refused before anything is created
+    prepare_directories(data_dir)
+    hub = connect(data_dir, clock=clock)
+    try:
+        hub.opened_at_version, _ = prepare_schema(hub)
+        _prepare_derived(hub)
+        settings.ensure_defaults(hub)
+    except BaseException:
+        hub.close()
+        raise
+    if guard_mirror:
+        hub.db.guard(mirror_guard)
+    return hub
+
+
+def _prepare_derived(hub: Hub) -> None:
+    # One write transaction, re-checked inside: several processes opening a file that lacks the
+    # derived tables build them once.
+    with hub.write():
+        created = create_internal_tables(hub)
+        for statement in slices.DERIVED_INDEXES:
+            hub.db.execute_sql(statement)
+        if 'issue_member' in created:
+            for (label,) in Project.select(Project.label).tuples().execute(hub.db):
+                slices.build_slice(hub, label)
+        if not search.exists(hub):
+            search.build(hub)
+
+
+__all__ = ['open_hub']

@@ -1,0 +1,308 @@
+"""Validation of every input the hub takes: marshmallow schemas, the fields they share, one loader.
+
+hublib owns validation, so scripts, the HTTP adapter and the MCP server all meet the same rules and
+the same Russian messages; the adapters also generate their documents (OpenAPI, tool schemas) from
+these schemas, so what is documented is what is enforced.
+
+Fields here are strict about JSON types (an integer field takes no ``"5"`` and no ``true``) because
+bodies are JSON. Query strings are typed by the adapter before they reach the same schemas
+(``lenient=True`` variants of the query schemas accept the strings a URL carries).
+
+Every custom field carries ``OPENAPI``: the JSON-schema keywords it enforces, so the document says
+exactly what the field accepts without this module knowing about any document generator.
+"""
+from __future__ import annotations
+
+import math
+import re
+from datetime import datetime, timezone
+from typing import Any, Mapping
+
+import marshmallow
+from marshmallow import Schema, fields, validate
+
+from .errors import ValidationError
+from .timeutil import parse_utc, to_utc
+
+# SQLite stores signed 64-bit integers: the one definition of the bound every integer input obeys.
+INT64_MIN, INT64_MAX = -2 ** 63, 2 ** 63 - 1
+
+ISSUE_KEY_PATTERN = r'^[A-Z][A-Z0-9_]*-[0-9]+$'
+TEMP_KEY_PATTERN = r'^new:[0-9]+$'
+ISSUE_KEY = re.compile(ISSUE_KEY_PATTERN)
+TEMP_KEY = re.compile(TEMP_KEY_PATTERN)
+ISSUE_KEY_MESSAGE = 'ожидается ключ задачи Jira, например AURORA-1'
+
+
+def is_issue_key(value: object) -> bool:
+    """A Jira issue key like ``AURORA-1640``."""
+    return type(value) is str and ISSUE_KEY.fullmatch(value) is not None
+
+
+def is_temp_key(value: object) -> bool:
+    """A temp key like ``new:5`` (an issue an earlier ``ensure_issue`` of the batch creates)."""
+    return type(value) is str and TEMP_KEY.fullmatch(value) is not None
+
+
+# --- Russian messages ----------------------------------------------------------------------------
+# Patched on marshmallow's classes (not on a base Schema of ours) so that every schema gets them.
+
+FIELD_MESSAGES: dict[type, dict[str, str]] = {
+    fields.Field: {'null': 'значение не может быть null', 'required': 'обязательное поле',
+                   'validator_failed': 'неверное значение'},
+    fields.String: {'invalid': 'ожидается строка', 'invalid_utf8': 'ожидается строка UTF-8'},
+    fields.Number: {'invalid': 'ожидается число', 'too_large': 'слишком большое число'},
+    fields.Integer: {'invalid': 'ожидается целое число'},
+    fields.Float: {'special': 'NaN и бесконечность не допускаются'},
+    fields.Decimal: {'special': 'NaN и бесконечность не допускаются'},
+    fields.Boolean: {'invalid': 'ожидается true или false'},
+    fields.List: {'invalid': 'ожидается список'},
+    fields.Tuple: {'invalid': 'ожидается список'},
+    fields.Mapping: {'invalid': 'ожидается объект'},
+    fields.Nested: {'type': 'ожидается объект'},
+    fields.Date: {'invalid': 'ожидается дата ГГГГ-ММ-ДД', 'format': 'неверная дата'},
+    fields.DateTime: {'invalid': 'ожидаются дата и время ISO-8601', 'format': 'неверные дата и время'},
+    fields.Email: {'invalid': 'неверный адрес почты'},
+    fields.Url: {'invalid': 'неверный URL'},
+    fields.UUID: {'invalid_uuid': 'неверный UUID'},
+    fields.Enum: {'unknown': 'ожидается одно из: {choices}'},
+}
+SCHEMA_MESSAGES = {'type': 'ожидается JSON-объект', 'unknown': 'неизвестное поле'}
+VALIDATOR_MESSAGES: dict[type, dict[str, str]] = {
+    validate.Range: {'message_min': 'должно быть {min_op} {{min}}',
+                     'message_max': 'должно быть {max_op} {{max}}',
+                     'message_all': 'должно быть {min_op} {{min}} и {max_op} {{max}}',
+                     'message_gte': 'не меньше', 'message_gt': 'больше',
+                     'message_lte': 'не больше', 'message_lt': 'меньше'},
+    validate.Length: {'message_min': 'длина меньше {min}', 'message_max': 'длина больше {max}',
+                      'message_all': 'длина должна быть от {min} до {max}',
+                      'message_equal': 'длина должна быть {equal}'},
+    validate.OneOf: {'default_message': 'ожидается одно из: {choices}'},
+    validate.NoneOf: {'default_message': 'недопустимое значение'},
+    validate.Equal: {'default_message': 'ожидается {other}'},
+    validate.Regexp: {'default_message': 'строка не подходит под шаблон'},
+    validate.Predicate: {'default_message': 'неверное значение'},
+    validate.ContainsOnly: {'default_message': 'допустимы только: {choices}'},
+    validate.ContainsNoneOf: {'default_message': 'недопустимы: {values}'},
+    validate.URL: {'default_message': 'неверный URL'},
+    validate.Email: {'default_message': 'неверный адрес почты'},
+}
+
+
+def _russify() -> None:
+    for cls, messages in FIELD_MESSAGES.items():
+        # A copy on the class itself: a subclass without its own dict must not share ours.
+        cls.default_error_messages = {**cls.__dict__.get('default_error_messages', {}), **messages}
+    marshmallow.Schema._default_error_messages = {
+        **marshmallow.Schema._default_error_messages, **SCHEMA_MESSAGES}
+    for cls, attributes in VALIDATOR_MESSAGES.items():
+        for name, text in attributes.items():
+            setattr(cls, name, text)
+
+
+_russify()
+
+
+# --- fields ----------------------------------------------------------------------------------------
+
+class Int(fields.Integer):
+    """A JSON integer in SQLite's range (no strings, no booleans, no 1.5)."""
+
+    OPENAPI = {'type': 'integer'}
+
+    def __init__(self, *, minimum: int = INT64_MIN, maximum: int = INT64_MAX, **kwargs):
+        kwargs.setdefault('validate', validate.Range(minimum, maximum))
+        super().__init__(strict=True, **kwargs)
+
+
+class LenientInt(fields.Integer):
+    """An integer that may also come as its decimal string (query strings, path parameters)."""
+
+    def __init__(self, *, minimum: int = INT64_MIN, maximum: int = INT64_MAX, **kwargs):
+        kwargs.setdefault('validate', validate.Range(minimum, maximum))
+        super().__init__(**kwargs)
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, str) and not (value.isascii() and value.lstrip('-').isdigit()
+                                           and len(value) <= 20):
+            raise self.make_error('invalid')
+        if isinstance(value, float):
+            raise self.make_error('invalid')
+        return super()._deserialize(value, attr, data, **kwargs)
+
+
+class Number(fields.Float):
+    """A finite JSON number (integer or fraction) that fits a REAL column."""
+
+    OPENAPI = {'type': 'number'}
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if type(value) not in (int, float) or (type(value) is int and not
+                                                INT64_MIN <= value <= INT64_MAX):
+            raise self.make_error('invalid')
+        if not math.isfinite(value):
+            raise self.make_error('special')
+        return float(value)
+
+
+class Bool(fields.Boolean):
+    """A JSON ``true``/``false`` only."""
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if value is True or value is False:
+            return value
+        raise self.make_error('invalid')
+
+
+class Text(fields.String):
+    """A string with an optional length bound (the bound is documented as ``maxLength``)."""
+
+    def __init__(self, *, max_length: int | None = None, min_length: int | None = None,
+                 **kwargs):
+        validators = list(kwargs.pop('validate', None) or [])
+        if max_length is not None or min_length is not None:
+            validators.insert(0, validate.Length(min=min_length, max=max_length))
+        super().__init__(validate=validators, **kwargs)
+
+
+class JiraId(fields.String):
+    """A Jira id: a non-empty string, or an integer that is stored as its string."""
+
+    OPENAPI = {'oneOf': [{'type': 'string', 'minLength': 1}, {'type': 'integer'}]}
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if type(value) is int and INT64_MIN <= value <= INT64_MAX:
+            return str(value)
+        if type(value) is str and value:
+            return value
+        raise self.make_error('invalid')
+
+    default_error_messages = {'invalid': 'ожидается id: непустая строка или целое'}
+
+
+class UtcTime(fields.Field):
+    """A moment: an ISO-8601 string (``Z``, ``+0300``, ``+03:00``, none = UTC) or a datetime.
+
+    Deserializes to an aware UTC ``datetime``.
+    """
+
+    OPENAPI = {'type': 'string', 'format': 'date-time'}
+    default_error_messages = {
+        'invalid': 'ожидается время ISO-8601, например 2026-10-22T09:00:00Z'}
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, datetime):
+            if value.tzinfo is None:
+                value = value.replace(tzinfo=timezone.utc)
+            return value.astimezone(timezone.utc)
+        normalized = to_utc(value) if isinstance(value, str) else None
+        if normalized is None:
+            raise self.make_error('invalid')
+        return parse_utc(normalized)
+
+
+class Pattern(validate.Regexp):
+    """A whole-string regular expression (``^…$`` as JSON Schema reads it: no trailing newline).
+
+    ``pattern`` is what the document publishes; ``reasons`` optionally explain a mismatch in more
+    words: ``(regex, message)`` pairs, each message given when its regex finds something.
+    """
+
+    def __init__(self, pattern: str, error: str, reasons: tuple[tuple[str, str], ...] = ()):
+        super().__init__(pattern, error=error)
+        self.reasons = tuple((re.compile(found), message) for found, message in reasons)
+
+    def __call__(self, value: str) -> str:
+        # fullmatch: Python's `$` would also accept a trailing newline that JSON Schema's does not
+        if self.regex.fullmatch(value) is None:
+            messages = [message for found, message in self.reasons if found.search(value)]
+            raise marshmallow.ValidationError(messages or [self.error])
+        return value
+
+
+def issue_key_field(**kwargs) -> fields.String:
+    """A Jira issue key field (pattern documented and enforced)."""
+    return fields.String(validate=Pattern(ISSUE_KEY_PATTERN, ISSUE_KEY_MESSAGE), **kwargs)
+
+
+class LenientSchema(Schema):
+    """A schema that ignores keys it does not know (an agent may send more than the hub keeps)."""
+
+    class Meta:
+        unknown = marshmallow.EXCLUDE
+
+
+def is_int64(value: object) -> bool:
+    """A JSON integer (not a boolean) that SQLite can store."""
+    return type(value) is int and INT64_MIN <= value <= INT64_MAX
+
+
+def require_int(value: object, name: str, *, required: bool = True) -> int | None:
+    """``value`` when it is a 64-bit integer (or ``None`` when optional), else a ValidationError."""
+    if value is None and not required:
+        return None
+    if not is_int64(value):
+        raise ValidationError({name: ['ожидается целое число']})
+    return value
+
+
+def require_list(value: object, name: str) -> list:
+    """``value`` when it is a list, else a ValidationError naming ``name``."""
+    if not isinstance(value, list):
+        raise ValidationError({name: ['ожидается список']})
+    return value
+
+
+# --- loading ---------------------------------------------------------------------------------------
+
+def flatten_errors(messages: Any, prefix: str = '') -> dict[str, list[str]]:
+    """marshmallow's nested error dict as ``{"commands[0].params.key": [...]}``."""
+    flat: dict[str, list[str]] = {}
+    if isinstance(messages, Mapping):
+        for key, value in messages.items():
+            if key == '_schema':
+                name = prefix or '_body'
+            elif isinstance(key, int):
+                name = f'{prefix}[{key}]'
+            else:
+                name = f'{prefix}.{key}' if prefix else str(key)
+            nested = (flatten_errors(value, name) if isinstance(value, (Mapping, list))
+                      else {name: [str(value)]})
+            for field_name, texts in nested.items():
+                flat.setdefault(field_name, []).extend(texts)
+        return flat
+    if isinstance(messages, list) and all(isinstance(item, str) for item in messages):
+        return {prefix or '_body': list(messages)}
+    if isinstance(messages, list):
+        for item in messages:
+            for name, texts in flatten_errors(item, prefix).items():
+                flat.setdefault(name, []).extend(texts)
+        return flat
+    return {prefix or '_body': [str(messages)]}
+
+
+def load(schema: Schema | type[Schema], data: object, *, what: str = 'JSON-объект',
+         prefix: str = '') -> dict:
+    """Validate ``data`` with ``schema``; a hublib ValidationError naming every bad field."""
+    instance = schema() if isinstance(schema, type) else schema
+    if not isinstance(data, Mapping):
+        raise ValidationError({prefix or '_body': [f'ожидается {what}']})
+    try:
+        return instance.load(data)
+    except marshmallow.ValidationError as error:
+        raise ValidationError(flatten_errors(error.messages, prefix)) from None
+
+
+def errors_of(schema: Schema, data: object, prefix: str) -> dict[str, list[str]]:
+    """The flattened messages ``schema`` has for ``data`` (empty when it is valid)."""
+    try:
+        load(schema, data, prefix=prefix)
+    except ValidationError as error:
+        return error.fields
+    return {}
+
+
+__all__ = ['INT64_MIN', 'INT64_MAX', 'Int', 'LenientInt', 'Number', 'Bool', 'Text', 'JiraId',
+           'UtcTime', 'Pattern', 'LenientSchema', 'issue_key_field', 'is_issue_key', 'is_temp_key',
+           'is_int64', 'require_int', 'require_list', 'load', 'errors_of', 'flatten_errors',
+           'ISSUE_KEY_PATTERN', 'TEMP_KEY_PATTERN']

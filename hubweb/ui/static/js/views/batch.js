@@ -1,0 +1,86 @@
+// #/batches/<id>?command=<id> — one batch: its commands with status, deliveries, error and
+// result; cancel.
+import {get, post, seg} from '../api.js';
+import {details, fill, h, message, table, valueList} from '../dom.js';
+import {COMMAND_TYPE, batchStatus, commandStatus, counts, seconds, time} from '../format.js';
+import {section} from './common.js';
+
+const OPEN = new Set(['queued', 'running']);
+
+function commandsTable(batch, highlighted) {
+  const bySeq = new Map(batch.commands.map((c) => [c.id, c.seq]));
+  return table('Команды пакета', [
+    {label: '№', cell: (c) => h('span', {id: `command-${c.id}`, title: `id ${c.id}`,
+      class: String(c.id) === highlighted ? 'highlight' : null}, String(c.seq))},
+    {label: 'Тип', cell: (c) => h('span', {title: c.type}, COMMAND_TYPE[c.type] || c.type)},
+    {label: 'Параметры', cell: (c) => valueList(c.params)},
+    {label: 'Зависит от', cell: (c) => (c.depends_on ? `№${bySeq.get(c.depends_on) ?? `id ${c.depends_on}`}` : '—')},
+    {label: 'Статус', cell: (c) => commandStatus(c.status)},
+    {label: 'Выдач', cell: (c) => String(c.deliveries), class: 'num'},
+    {label: 'Выдана', cell: (c) => time(c.claimed_at)},
+    {label: 'Завершена', cell: (c) => time(c.finished_at)},
+    {label: 'Вызовы Jira', cell: (c) => String(c.jira_calls), class: 'num'},
+    {label: 'Ошибка', cell: (c) => (c.error ? h('span', {class: 'error-text'}, c.error) : '—')},
+    {label: 'Результат', cell: (c) => valueList(c.result)},
+  ], batch.commands, {empty: 'Команд нет.', hideCaption: true});
+}
+
+function summary(batch) {
+  return details([
+    ['Статус', batchStatus(batch.status)],
+    ['Автор', batch.author],
+    ['Проект', batch.project],
+    ['Создан', time(batch.created_at)],
+    ['Отменён', batch.cancelled_at ? time(batch.cancelled_at) : null],
+    ['Оценка по темпу агента', seconds(batch.estimate_seconds)],
+    ['Команды', counts(batch.counts)],
+  ]);
+}
+
+function cancelControls(batch, refresh) {
+  if (!OPEN.has(batch.status)) return null;
+  const status = h('div', {class: 'form-status'});
+  const start = h('button', {type: 'button', class: 'danger'}, 'Отменить пакет');
+  const confirm = h('button', {type: 'button', class: 'danger'}, 'Да, отменить');
+  const keep = h('button', {type: 'button', class: 'secondary'}, 'Нет, оставить');
+  const question = h('div', {class: 'confirm', hidden: true},
+    h('p', {}, 'Команды в очереди будут отменены; уже выданные агенту завершатся его отчётом.'),
+    confirm, ' ', keep);
+  start.addEventListener('click', () => {
+    start.hidden = true;
+    question.hidden = false;
+    confirm.focus();
+  });
+  keep.addEventListener('click', () => {
+    question.hidden = true;
+    start.hidden = false;
+    start.focus();
+  });
+  confirm.addEventListener('click', async () => {
+    confirm.disabled = true;
+    try {
+      const updated = await post(`/batches/${seg(batch.id)}/cancel`);
+      refresh(updated, 'Пакет отменён.');
+    } catch (error) {
+      status.replaceChildren(message(`Не удалось отменить: ${error.message}`));
+      confirm.disabled = false;
+    }
+  });
+  return h('div', {class: 'cancel'}, start, question, status);
+}
+
+export default async function batch({args: [id], query}) {
+  const data = await get(`/batches/${seg(id)}`);
+  const root = h('div', {});
+  const draw = (current, notice = null) => {
+    fill(root,
+      h('h1', {tabindex: '-1'}, `Пакет №${current.id}: `, h('span', {class: 'summary'}, current.title)),
+      notice ? message(notice, 'ok') : null,
+      summary(current),
+      cancelControls(current, draw),
+      section('Команды', commandsTable(current, query.command)));
+    if (notice) root.querySelector('h1').focus();
+  };
+  draw(data);
+  return root;
+}

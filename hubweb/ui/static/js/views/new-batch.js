@@ -1,0 +1,196 @@
+// #/new-batch?key=&type= — a form that queues a batch: refresh by keys or by the base JQL,
+// comment, transition, new issue. The API validates; its 422 field errors
+// (`title`, `commands[0].params.key`…) are shown next to the fields they name.
+import {cachedGet, post} from '../api.js';
+import {field, h, message} from '../dom.js';
+import {COMMAND_TYPE} from '../format.js';
+import {rememberAuthor, rememberedAuthor, showErrors} from './common.js';
+
+const TYPES = ['refresh', 'add_comment', 'transition', 'ensure_issue'];
+const TYPE_LABEL = {...COMMAND_TYPE, ensure_issue: 'новая задача'};
+
+/** Params of each type: [name, label, options]; `list` values are comma-separated text. */
+function paramSpecs(type, settings) {
+  const issueTypes = Object.entries(settings.issue_types || {})
+    .map(([logical, value]) => [logical, value && value.name ? `${value.name} (${logical})` : logical]);
+  switch (type) {
+    case 'refresh':
+      return [
+        ['mode', 'Что обновить', {kind: 'select', local: true, options: [
+          ['keys', 'задачи по ключам'], ['jql', 'все задачи проектов (базовая JQL)']]}],
+        ['keys', 'Ключи задач', {list: true, hint: 'через запятую: AURORA-1, AURORA-2', when: 'keys'}],
+        ['jql', 'Базовая JQL', {readonly: true, when: 'jql', value: settings.base_jql || '',
+          hint: settings.base_jql ? 'собирается хабом из проектов' : 'нет: не задан project_key или проекты'}],
+      ];
+    case 'add_comment':
+      return [['key', 'Ключ задачи', {required: true}],
+        ['body', 'Текст комментария', {kind: 'textarea', required: true}]];
+    case 'transition':
+      return [['key', 'Ключ задачи', {required: true}],
+        ['status', 'Целевой статус', {required: true, hint: 'имя статуса в Jira, например «В работе»'}]];
+    case 'ensure_issue':
+      return [
+        ['issue_type', 'Тип задачи', {kind: 'select', required: true, options: issueTypes}],
+        ['summary', 'Сводка', {required: true}],
+        ['description', 'Описание', {kind: 'textarea'}],
+        ['priority', 'Приоритет', {}],
+        ['assignee', 'Исполнитель', {}],
+        ['duedate', 'Срок', {type: 'date'}],
+        ['epic_key', 'Эпик (ключ)', {}],
+        ['labels', 'Метки', {list: true, hint: 'через запятую'}],
+      ];
+    default:
+      return [];
+  }
+}
+
+const splitList = (text) => text.split(/[\s,;]+/).filter(Boolean);
+
+class CommandEditor {
+  constructor(index, settings, initial, onRemove) {
+    this.settings = settings;
+    this.values = {...initial};
+    this.legend = h('legend', {});
+    this.typeField = field('Тип команды', 'type', {kind: 'select', value: initial.type || 'refresh',
+      options: TYPES.map((t) => [t, TYPE_LABEL[t]])});
+    this.typeField.input.addEventListener('change', () => this.drawParams());
+    this.params = h('div', {class: 'params'});
+    this.status = h('div', {class: 'form-status'});
+    this.remove = h('button', {type: 'button', class: 'secondary'}, 'Убрать команду');
+    this.remove.addEventListener('click', () => onRemove(this));
+    this.element = h('fieldset', {class: 'command'}, this.legend, this.typeField.wrap, this.params,
+      this.status, this.remove);
+    this.setIndex(index);
+    this.drawParams();
+  }
+
+  setIndex(index) {
+    this.index = index;
+    this.legend.textContent = `Команда ${index + 1}`;
+    this.remove.setAttribute('aria-label', `Убрать команду ${index + 1}`);
+  }
+
+  keep() {
+    for (const [name, f] of Object.entries(this.fields || {})) {
+      if (!f.input.readOnly) this.values[name] = f.input.value;
+    }
+  }
+
+  drawParams() {
+    this.keep();
+    const type = this.typeField.input.value;
+    this.fields = {};
+    const specs = paramSpecs(type, this.settings);
+    for (const [name, label, options] of specs) {
+      this.fields[name] = field(label, name, {...options, value: options.readonly ? options.value
+        : this.values[name] ?? (options.kind === 'select' && options.options.length ? options.options[0][0] : ''),
+      attrs: options.readonly ? {readonly: true} : {}});
+      this.fields[name].spec = options;
+    }
+    const mode = this.fields.mode;
+    const toggle = () => {
+      for (const f of Object.values(this.fields)) {
+        if (f.spec.when) f.wrap.hidden = f.spec.when !== mode.input.value;
+      }
+    };
+    if (mode) mode.input.addEventListener('change', toggle);
+    this.params.replaceChildren(...Object.values(this.fields).map((f) => f.wrap));
+    if (mode) toggle();
+  }
+
+  body() {
+    const type = this.typeField.input.value;
+    const params = {};
+    const mode = this.fields.mode && this.fields.mode.input.value;
+    for (const [name, f] of Object.entries(this.fields)) {
+      const {spec} = f;
+      if (spec.local || (spec.when && spec.when !== mode)) continue;
+      const text = f.input.value.trim();
+      if (spec.list) {
+        if (text || spec.when) params[name] = splitList(text);
+      } else if (text || spec.required || (spec.when && spec.readonly)) {
+        params[name] = spec.kind === 'textarea' ? f.input.value : text;
+      }
+    }
+    if (type === 'refresh' && mode === 'jql' && !params.jql) params.jql = null;
+    return {type, params};
+  }
+
+  fieldsByError() {
+    const prefix = `commands[${this.index}]`;
+    const map = {[`${prefix}.type`]: this.typeField};
+    for (const [name, f] of Object.entries(this.fields)) map[`${prefix}.params.${name}`] = f;
+    return map;
+  }
+}
+
+export default async function newBatch({query}) {
+  const [settings, projects] = await Promise.all([cachedGet('/settings'), cachedGet('/projects')]);
+  const head = {
+    title: field('Название пакета', 'title', {required: true, value: query.title || ''}),
+    author: field('Автор', 'author', {value: rememberedAuthor(), attrs: {autocomplete: 'username'}}),
+    project: field('Проект', 'project', {kind: 'select', value: query.project || '',
+      options: [['', 'без проекта'], ...projects.items.map((p) => [p.label, `${p.label} — ${p.name}`])]}),
+  };
+  const list = h('div', {class: 'commands'});
+  const editors = [];
+  const renumber = () => editors.forEach((e, i) => {
+    e.setIndex(i);
+    e.remove.hidden = editors.length === 1;
+  });
+  const removeEditor = (editor) => {
+    editors.splice(editors.indexOf(editor), 1);
+    editor.element.remove();
+    renumber();
+    editors[Math.min(editor.index, editors.length - 1)].typeField.input.focus();
+  };
+  const addEditor = (initial = {}) => {
+    const editor = new CommandEditor(editors.length, settings, initial, removeEditor);
+    editors.push(editor);
+    list.append(editor.element);
+    renumber();
+    return editor;
+  };
+  addEditor(query.key ? {type: query.type || 'add_comment', key: query.key, keys: query.key}
+    : {type: query.type || 'refresh'});
+  const add = h('button', {type: 'button', class: 'secondary'}, 'Добавить команду');
+  add.addEventListener('click', () => addEditor({}).typeField.input.focus());
+  const status = h('div', {class: 'form-status'});
+  const submit = h('button', {type: 'submit'}, 'Поставить в очередь');
+  const form = h('form', {class: 'new-batch', novalidate: true, 'aria-label': 'Новый пакет'},
+    h('fieldset', {}, h('legend', {}, 'Пакет'), Object.values(head).map((f) => f.wrap)),
+    list, h('div', {class: 'actions'}, add, submit), status);
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const author = head.author.input.value.trim();
+    const body = {title: head.title.input.value.trim(), author: author || null,
+      project: head.project.input.value || null, commands: editors.map((e) => e.body())};
+    const targets = {title: head.title, author: head.author, project: head.project};
+    for (const editor of editors) {
+      Object.assign(targets, editor.fieldsByError());
+      editor.status.replaceChildren();
+    }
+    submit.disabled = true;
+    try {
+      const created = await post('/batches', body);
+      rememberAuthor(author);
+      location.hash = `#/batches/${created.id}`;
+    } catch (error) {
+      showErrors(error, targets, status);
+      // a whole-command error (`commands[1]`, `commands[1].params`) goes next to that command
+      for (const editor of editors) {
+        const own = Object.entries(error.fields || {}).filter(([name]) =>
+          name === `commands[${editor.index}]` || name === `commands[${editor.index}].params`
+          || name === `commands[${editor.index}].depends_on`);
+        if (own.length) editor.status.replaceChildren(message(own.map(([, m]) => [m].flat().join('; ')).join('; ')));
+      }
+    } finally {
+      submit.disabled = false;
+    }
+  });
+  return [
+    h('h1', {}, 'Новый пакет команд'),
+    h('p', {class: 'lead'}, 'Команды выполнит агент в Jira по очереди; ход — на странице пакета.'),
+    form,
+  ];
+}

@@ -1,0 +1,223 @@
+"""Benchmark of the web UI: every API call each view makes (p50/p95) at 50,000 issues, and the
+bytes the first load transfers.
+
+    .venv/bin/python scripts/bench_ui.py [--issues 50000] [--samples 40]
+
+1. A hub is filled through hublib exactly as ``bench_reads.py`` does (``--issues`` issues of
+   ``hubweb.sim.FakeJira`` with links, comments, sprints, history and boards; projects AWPCA and
+   ORION), plus a few batches and notes.
+2. A real ``sdlc-hub serve`` (waitress, 127.0.0.1, 8 threads) serves it. One client on a
+   keep-alive connection plays each view's calls (the same paths ``hubweb/ui/static/js/views``
+   build), round-robin, ``--samples`` times; the baseline of the same run is ``GET /health``,
+   which touches no table (routing, auth middleware, JSON, the access log).
+3. The first load: ``GET /ui/`` plus everything ``index.html`` links and every ES module
+   ``js/main.js`` imports, fetched over HTTP as a browser with an empty cache would; the sum of
+   the response sizes (headers included).
+
+Targets (contract §15, issue 14): every view's API calls p95 < 100 ms; the first load < 300 KB.
+Calls marked ``cached`` are made once per tab (lists that only fill selects) and are measured
+under the view that shows them.
+"""
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import random
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import quote, urlencode
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / 'scripts'))
+
+from bench_reads import fill as fill_mirror, percentile  # noqa: E402
+from hublib import notes, open_hub, queue  # noqa: E402
+from hubweb.sim.server import ServerProcess  # noqa: E402
+
+TARGET_MS = 100.0
+FIRST_LOAD_LIMIT = 300 * 1024
+IMPORT = re.compile(r"^import\s[^;]*?from\s+'(\.[^']+)'", re.MULTILINE | re.DOTALL)
+ASSET = re.compile(r'(?:href|src)="([^"#:]+)"')
+
+
+def add_batches_and_notes(data_dir: Path, issues: int) -> dict:
+    """A few client batches (one with 20 commands) and 1,000 notes, as a team would have."""
+    hub = open_hub(data_dir)
+    try:
+        big = queue.create_batch(hub, title='Комментарии по итогам спринта', author='bench',
+                                 project='AWPCA', commands=[
+            {'type': 'add_comment', 'params': {'key': f'AURORA-{n}', 'body': f'Итог {n}'}}
+            for n in range(1, 21)])
+        for n in range(5):
+            queue.create_batch(hub, title=f'Переходы {n}', author='bench', commands=[
+                {'type': 'transition', 'params': {'key': f'AURORA-{n + 1}', 'status': 'Готово'}}])
+        for number in range(1, issues + 1, max(1, issues // 1000)):
+            notes.put_note(hub, f'AURORA-{number}', {'work_kind': 'Аналитика',
+                                                     'done_text': 'сделано', 'updated_by': 'bench'})
+        return {'batch': big['id']}
+    finally:
+        hub.close()
+
+
+class Client:
+    """One keep-alive connection to the hub with the client token."""
+
+    def __init__(self, url: str, token: str):
+        host, port = url.rsplit('/', 1)[-1].split(':')
+        self.connection = http.client.HTTPConnection(host, int(port), timeout=60)
+        self.headers = {'Authorization': f'Bearer {token}', 'Accept': 'application/json'}
+
+    def call(self, method: str, path: str, body=None) -> tuple[float, int]:
+        """(milliseconds, bytes) of one call; any non-2xx stops the benchmark."""
+        headers = dict(self.headers)
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers['Content-Type'] = 'application/json'
+        started = time.perf_counter()
+        self.connection.request(method, path, body=data, headers=headers)
+        response = self.connection.getresponse()
+        payload = response.read()
+        elapsed = (time.perf_counter() - started) * 1000
+        if not 200 <= response.status < 300:
+            raise SystemExit(f'{method} {path}: HTTP {response.status} {payload[:200]!r}')
+        return elapsed, len(payload)
+
+
+def view_calls(rng: random.Random, issues: int, moments: list[str], batch_id: int) -> list[tuple]:
+    """(view, call label, method, path, body, cached) for one round, as the views make them."""
+    key = f'AURORA-{rng.randint(1, issues)}'
+    since = quote(rng.choice(moments))
+    q = lambda **values: urlencode(values)  # noqa: E731
+    return [
+        ('overview', 'GET /agents', 'GET', '/agents', None, False),
+        ('overview', 'GET /batches?status=running', 'GET', '/batches?' + q(status='running', limit=20), None, False),
+        ('overview', 'GET /batches?status=queued', 'GET', '/batches?' + q(status='queued', limit=20), None, False),
+        ('overview', 'GET /sync-runs?limit=10', 'GET', '/sync-runs?limit=10', None, False),
+        ('projects', 'GET /projects', 'GET', '/projects', None, True),
+        ('issues', 'GET /issues (all, first page)', 'GET', '/issues?limit=100', None, False),
+        ('issues', 'GET /issues?project=AWPCA', 'GET', '/issues?' + q(limit=100, project='AWPCA'), None, False),
+        ('issues', 'GET /issues?project=AWPCA&neighbor=true', 'GET',
+         '/issues?' + q(limit=100, project='AWPCA', neighbor='true'), None, False),
+        ('issues', 'GET /issues?project=ORION&status=…', 'GET',
+         '/issues?' + q(limit=100, project='ORION', status='В работе'), None, False),
+        ('issues', 'GET /issues?q=отчёт', 'GET', '/issues?' + q(limit=100, q='отчёт'), None, False),
+        ('issue card', 'GET /issues/{key}', 'GET', f'/issues/{key}', None, False),
+        ('issue card', 'GET /issues/{key}/changes', 'GET', f'/issues/{key}/changes?limit=100', None, False),
+        ('issue card', 'PUT /notes/{key} (save)', 'PUT', f'/notes/{key}',
+         {'work_kind': 'Разработка', 'done_text': 'сделано', 'rest_text': None, 'owner_note': None,
+          'updated_by': 'bench'}, False),
+        ('board', 'GET /projects/AWPCA/board', 'GET', '/projects/AWPCA/board', None, False),
+        ('board', 'GET /projects/AWPCA/sprints', 'GET', '/projects/AWPCA/sprints', None, False),
+        ('batches', 'GET /batches?limit=50', 'GET', '/batches?limit=50', None, False),
+        ('batch', 'GET /batches/{id}', 'GET', f'/batches/{batch_id}', None, False),
+        ('new batch', 'GET /settings', 'GET', '/settings', None, True),
+        ('changes', 'GET /changes?limit=100', 'GET', '/changes?limit=100', None, False),
+        ('changes', 'GET /changes?project=AWPCA', 'GET', '/changes?' + q(project='AWPCA', limit=100), None, False),
+        ('changes', 'GET /changes?since=…', 'GET', f'/changes?since={since}&limit=100', None, False),
+    ]
+
+
+def first_load(url: str) -> list[tuple[str, int]]:
+    """(path, bytes with headers) of every file an empty-cache browser loads for ``/ui/``."""
+    host, port = url.rsplit('/', 1)[-1].split(':')
+    connection = http.client.HTTPConnection(host, int(port), timeout=60)
+    loaded: list[tuple[str, int]] = []
+    todo, seen = ['/ui/'], set()
+    while todo:
+        path = todo.pop(0)
+        if path in seen:
+            continue
+        seen.add(path)
+        connection.request('GET', path)
+        response = connection.getresponse()
+        body = response.read()
+        if response.status != 200:
+            raise SystemExit(f'GET {path}: HTTP {response.status}')
+        head = sum(len(f'{name}: {value}\r\n') for name, value in response.getheaders()) + 17
+        loaded.append((path, len(body) + head))
+        text = body.decode('utf-8', 'replace')
+        base = path if path.endswith('/') else path.rsplit('/', 1)[0] + '/'
+        links = ASSET.findall(text) if path.endswith('/') or path.endswith('.html') else \
+            IMPORT.findall(text) if path.endswith('.js') else []
+        for link in links:
+            parts = []
+            for part in (base + link).split('/'):
+                if part == '..':
+                    parts.pop()
+                elif part != '.':
+                    parts.append(part)
+            todo.append('/'.join(parts))
+    return loaded
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--issues', type=int, default=50_000)
+    parser.add_argument('--samples', type=int, default=40)
+    args = parser.parse_args(argv)
+    overall = time.perf_counter()
+    root = Path(tempfile.mkdtemp(prefix='bench-ui-'))
+    try:
+        started = time.perf_counter()
+        tokens, moments = fill_mirror(root / 'hub', args.issues)
+        extra = add_batches_and_notes(root / 'hub', args.issues)
+        print(f'filled {args.issues:,} issues through hublib in {time.perf_counter() - started:.1f} s')
+        with ServerProcess(root / 'hub', threads=8) as server:
+            loaded = first_load(server.url)
+            client = Client(server.url, tokens['client'])
+            rng = random.Random(14)
+            for _ in range(3):  # warm-up: page cache, statement caches
+                for _, _, method, path, body, _ in view_calls(rng, args.issues, moments, extra['batch']):
+                    client.call(method, path, body)
+                client.call('GET', '/health')
+            timings: dict[tuple[str, str], list[float]] = {}
+            sizes: dict[tuple[str, str], int] = {}
+            cached: set[tuple[str, str]] = set()
+            baseline: list[float] = []
+            for _ in range(args.samples):
+                baseline.append(client.call('GET', '/health')[0])
+                for view, label, method, path, body, once in view_calls(rng, args.issues, moments,
+                                                                        extra['batch']):
+                    elapsed, size = client.call(method, path, body)
+                    timings.setdefault((view, label), []).append(elapsed)
+                    sizes[(view, label)] = size
+                    if once:
+                        cached.add((view, label))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+    base95 = percentile(baseline, 0.95)
+    print(f'baseline GET /health: p50 {statistics.median(baseline):.1f} ms, p95 {base95:.1f} ms')
+    print(f'{"view":<11} {"API call at " + format(args.issues, ",") + " issues":<44} {"p50 ms":>7} '
+          f'{"p95 ms":>7} {"vs base":>8} {"KB":>6}  verdict')
+    ok = True
+    worst: dict[str, float] = {}
+    for (view, label), values in timings.items():
+        p50, p95 = statistics.median(values), percentile(values, 0.95)
+        worst[view] = max(worst.get(view, 0.0), p95)
+        passed = p95 < TARGET_MS
+        ok &= passed
+        note = ' (cached per tab)' if (view, label) in cached else ''
+        print(f'{view:<11} {label + note:<44} {p50:>7.1f} {p95:>7.1f} {p95 / base95:>7.1f}x '
+              f'{sizes[(view, label)] / 1024:>6.1f}  {"ok" if passed else "MISSED"}')
+    print('slowest call per view (p95 ms): ' + ', '.join(f'{view} {value:.1f}'
+                                                        for view, value in worst.items()))
+    total = sum(size for _, size in loaded)
+    print(f'first load: {len(loaded)} files, {total / 1024:.1f} KB with headers '
+          f'(target < {FIRST_LOAD_LIMIT // 1024} KB: {"ok" if total < FIRST_LOAD_LIMIT else "MISSED"})')
+    for path, size in sorted(loaded, key=lambda item: -item[1])[:5]:
+        print(f'  {path:<32} {size / 1024:6.1f} KB')
+    print(f'total benchmark time {time.perf_counter() - overall:.0f} s')
+    return 0 if ok and total < FIRST_LOAD_LIMIT else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""The hot ingest validators accept and refuse exactly what their published schemas do (issue 11).
+
+``mirror.issue_ok`` and ``history.item_ok`` check a page in plain Python because marshmallow costs
+~90 µs an issue; ``IssueIn`` and ``HistoryItem`` are what the OpenAPI document publishes and what
+names the fields of a refused item. hypothesis draws JSON values around the schemas — every field
+with right and wrong types, boundaries of the 64-bit range, odd keys, extra keys — and the two
+rules must agree on every one.
+"""
+from __future__ import annotations
+
+from hypothesis import find, given, settings as hypothesis_settings, strategies as st
+
+from hublib.history import HistoryItem, item_ok
+from hublib.mirror import IssueIn, issue_ok
+from hublib.validation import INT64_MAX, INT64_MIN, errors_of
+
+EDGE_INTS = st.sampled_from([0, -1, 1, INT64_MIN, INT64_MAX, INT64_MIN - 1, INT64_MAX + 1, 2 ** 70])
+INTS = st.one_of(st.integers(), EDGE_INTS)
+KEYS = st.one_of(st.sampled_from(['AURORA-1', 'A_1-20', 'aurora-1', 'AURORA-', 'AURORA-1\n',
+                                  '-1', 'A-01', '', 'АВРОРА-1']),
+                 st.from_regex(r'[A-Z][A-Z0-9_]{0,5}-[0-9]{1,4}', fullmatch=True))
+SCALARS = st.one_of(st.none(), st.booleans(), INTS, st.floats(allow_nan=True), st.text(max_size=5),
+                    KEYS)
+JSON = st.recursive(SCALARS, lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                                     st.dictionaries(st.text(max_size=3), inner,
+                                                                     max_size=3)),
+                    max_leaves=6)
+
+
+def maybe(strategy):
+    """Mostly a right value, now and then any JSON value."""
+    return st.one_of(strategy, strategy, strategy, JSON)
+
+
+def objects(fields: dict, required: tuple[str, ...] = ()) -> st.SearchStrategy:
+    """Dicts with the ``required`` fields and any subset of the others (each mostly right),
+    sometimes an extra key."""
+    return st.fixed_dictionaries(
+        {name: maybe(fields[name]) for name in required},
+        optional={**{name: maybe(value) for name, value in fields.items() if name not in required},
+                  'extra': JSON})
+
+
+TEXT = st.one_of(st.none(), st.text(max_size=4))
+IDS = st.one_of(st.text(max_size=3), INTS)
+LINK = objects({'type': st.text(max_size=3), 'direction': st.sampled_from(['outward', 'inward', 'up']),
+                'key': st.text(max_size=3)}, required=('type', 'direction', 'key'))
+COMMENT = objects({'id': IDS, 'author': TEXT, 'created': TEXT, 'updated': TEXT, 'body': TEXT},
+                  required=('id',))
+ATTACHMENT = objects({'id': IDS, 'filename': TEXT, 'size': st.one_of(st.none(), INTS),
+                      'mime_type': TEXT, 'author': TEXT, 'created': TEXT}, required=('id',))
+ISSUE = objects({
+    'key': KEYS, 'summary': TEXT, 'description': TEXT, 'status': TEXT, 'epic_key': TEXT,
+    'id': TEXT, 'rank': TEXT, 'updated': TEXT, 'created': TEXT,
+    'labels': st.one_of(st.none(), st.lists(maybe(st.text(max_size=3)), max_size=3)),
+    'story_points': st.one_of(st.none(), INTS, st.floats(allow_nan=True, allow_infinity=True)),
+    'neighbor': st.one_of(st.none(), st.booleans()),
+    'links': st.one_of(st.none(), st.lists(maybe(LINK), max_size=3)),
+    'comments': st.one_of(st.none(), st.lists(maybe(COMMENT), max_size=3)),
+    'attachments': st.one_of(st.none(), st.lists(maybe(ATTACHMENT), max_size=3)),
+    'sprint_ids': st.one_of(st.none(), st.lists(maybe(INTS), max_size=3)),
+}, required=('key',))
+HISTORY_ITEM = objects({
+    'history_id': IDS, 'seq': INTS, 'key': KEYS, 'created': TEXT, 'author': TEXT,
+    'field_id': TEXT, 'field_name': TEXT, 'from_value': TEXT, 'from_string': TEXT,
+    'to_value': TEXT, 'to_string': TEXT}, required=('history_id', 'seq', 'key'))
+
+
+def schema_accepts(schema, value) -> bool:
+    return errors_of(schema, value, 'x') == {}
+
+
+@hypothesis_settings(max_examples=600, deadline=None, derandomize=True)
+@given(st.one_of(ISSUE, JSON))
+def test_issue_ok_agrees_with_the_published_issue_schema(issue):
+    assert issue_ok(issue) == schema_accepts(IssueIn(), issue), issue
+
+
+@hypothesis_settings(max_examples=400, deadline=None, derandomize=True)
+@given(st.one_of(HISTORY_ITEM, JSON))
+def test_item_ok_agrees_with_the_published_history_schema(item):
+    assert item_ok(item) == schema_accepts(HistoryItem(), item), item
+
+
+def test_the_strategies_reach_both_answers():
+    """A property that only ever saw accepted (or refused) values would prove nothing."""
+    quick = hypothesis_settings(database=None, derandomize=True)
+    assert issue_ok(find(ISSUE, lambda issue: issue_ok(issue) and len(issue) >= 4, settings=quick))
+    assert not issue_ok(find(ISSUE, lambda issue: not issue_ok(issue) and 'key' in issue,
+                             settings=quick))
+    assert item_ok(find(HISTORY_ITEM, item_ok, settings=quick))

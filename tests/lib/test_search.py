@@ -1,0 +1,143 @@
+"""Full-text search (contract §10 ``text=``, issue 13): FTS5 over summary, description and comments."""
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from hublib import mirror, open_hub, projects, reads, settings
+from hublib.migrations import create_legacy_database
+
+
+def keys(result: dict) -> list[str]:
+    return [item['key'] for item in result['items']]
+
+
+@pytest.fixture
+def ingest(claimed_refresh):
+    def write(hub, *issues):
+        mirror.ingest_state(hub, 'jira', claimed_refresh(hub), list(issues))
+    return write
+
+
+@pytest.fixture
+def searchable(hub, ingest):
+    settings.update_settings(hub, {'project_key': 'AURORA'})
+    projects.create_project(hub, 'AWPCA', 'АРМ КА')
+    projects.create_project(hub, 'ORION', 'Орион')
+    ingest(hub,
+           {'key': 'AURORA-1', 'labels': ['AWPCA'], 'summary': 'Ёлка для отдела',
+            'description': 'Нарядить к празднику'},
+           {'key': 'AURORA-2', 'labels': ['ORION'], 'summary': 'Отчёт по складу',
+            'description': 'Посчитать ёлки на складе',
+            'comments': [{'id': '1', 'body': 'Инвентаризация завершена'}]},
+           {'key': 'AURORA-3', 'labels': ['ORION'], 'summary': 'Прочее',
+            'description': 'Без слов о деревьях',
+            'comments': [{'id': '2', 'body': 'ЕЖЕКВАРТАЛЬНЫЙ отчет отправлен'}]},
+           {'key': 'AURORA-10', 'labels': ['AWPCA'], 'summary': 'Склад: приёмка',
+            'links': [{'type': 'Relates', 'direction': 'outward', 'key': 'AURORA-2'}]})
+    return hub
+
+
+@pytest.mark.parametrize('text, expected', [
+    ('елка', ['AURORA-1']),                 # ё in the text, е in the query
+    ('ЁЛКА', ['AURORA-1']),                 # case and ё both folded
+    ('ёлки', ['AURORA-2']),                 # a description hit
+    ('инвентаризация', ['AURORA-2']),       # a word only in a comment
+    ('склад*', ['AURORA-10', 'AURORA-2']),  # a prefix: "Склад:" in a summary, "складу", "складе"
+    ('отчет отправлен', ['AURORA-3']),       # every word must match
+    ('нет-такого-слова', []),
+    ('!!!', []),                             # no word at all matches nothing
+    ('"елка"', ['AURORA-1']),                # FTS5 syntax is read as plain words
+    ('(елка) -', ['AURORA-1']),
+])
+def test_full_text_finds_words_in_summary_description_and_comments(searchable, text, expected):
+    assert sorted(keys(reads.issues(searchable, text=text))) == sorted(expected)
+
+
+def test_summary_hit_ranks_before_description_hit(searchable, ingest):
+    ingest(searchable, {'key': 'AURORA-4', 'summary': 'Другое', 'description': 'ревизия склада'},
+           {'key': 'AURORA-5', 'summary': 'Ревизия', 'description': 'другое'})
+    assert keys(reads.issues(searchable, text='ревизия')) == ['AURORA-5', 'AURORA-4']
+
+
+def test_items_carry_a_snippet_with_the_hit_marked(searchable):
+    [item] = reads.issues(searchable, text='инвентаризация')['items']
+    assert item['snippet'] == '[Инвентаризация] завершена'
+
+
+def test_text_combines_with_project_and_other_filters(searchable):
+    assert keys(reads.issues(searchable, text='склад*', project='AWPCA')) == ['AURORA-10', 'AURORA-2']
+    by_project = reads.issues(searchable, text='склад*', project='ORION')['items']
+    # AURORA-10 (AWPCA) links to AURORA-2 (ORION): a neighbour of ORION
+    assert [(item['key'], item['neighbor']) for item in by_project] == [
+        ('AURORA-10', True), ('AURORA-2', False)]
+    assert keys(reads.issues(searchable, text='склад*', project='AWPCA', neighbor=True)) == [
+        'AURORA-2']
+    assert keys(reads.issues(searchable, text='склад*', q='приёмка')) == ['AURORA-10']
+
+
+def test_relevance_pages_cover_every_hit_once(searchable, ingest):
+    ingest(searchable, *({'key': f'AURORA-{n}', 'summary': f'Склад номер {n}'}
+                         for n in range(20, 45)))
+    seen, cursor = [], None
+    for _ in range(30):
+        page = reads.issues(searchable, text='склад*', limit=4, cursor=cursor)
+        seen += keys(page)
+        cursor = page['next_cursor']
+        if cursor is None:
+            break
+    assert sorted(seen) == sorted(keys(reads.issues(searchable, text='склад*', limit=1000)))
+    assert len(seen) == len(set(seen)) == 27
+
+
+def test_comment_deleted_in_jira_is_no_longer_found(searchable, ingest):
+    ingest(searchable, {'key': 'AURORA-2', 'labels': ['ORION'], 'summary': 'Отчёт по складу',
+                        'comments': []})
+    assert keys(reads.issues(searchable, text='инвентаризация')) == []
+    ingest(searchable, {'key': 'AURORA-2', 'summary': 'Отчёт по складу'})  # no comments key
+    assert keys(reads.issues(searchable, text='инвентаризация')) == []
+    assert keys(reads.issues(searchable, text='отчет')) == ['AURORA-2', 'AURORA-3']
+
+
+def test_changed_summary_is_found_by_its_new_words_only(searchable, ingest):
+    ingest(searchable, {'key': 'AURORA-1', 'summary': 'Гирлянда', 'labels': ['AWPCA']})
+    assert keys(reads.issues(searchable, text='елка')) == []
+    assert keys(reads.issues(searchable, text='гирлянда')) == ['AURORA-1']
+
+
+def test_index_is_built_on_a_database_that_lacks_it(tmp_path, clock):
+    """A v9 file of an earlier release has a mirror but no index: open builds it from the mirror."""
+    data_dir = tmp_path / 'old'
+    data_dir.mkdir()
+    db_path = data_dir / 'hub.sqlite'
+    create_legacy_database(db_path, 9, {'project_key': 'AURORA'})
+    conn = sqlite3.connect(db_path)
+    conn.execute("INSERT INTO issue (key, summary, description, labels) VALUES "
+                 "('AURORA-7', 'Сверка остатков', 'ежемесячно', '[\"AWPCA\"]')")
+    conn.execute("INSERT INTO issue_comment (key, comment_id, body) VALUES "
+                 "('AURORA-7', '1', 'Ёжик в тумане')")
+    conn.execute("INSERT INTO project (label, name, created_at) VALUES "
+                 "('AWPCA', 'АРМ КА', '2026-01-01T00:00:00+00:00')")
+    conn.execute("INSERT INTO jira_project (label) VALUES ('AWPCA')")
+    conn.commit()
+    conn.close()
+    hub = open_hub(data_dir, clock=clock)
+    try:
+        assert keys(reads.issues(hub, text='ежик')) == ['AURORA-7']
+        assert keys(reads.issues(hub, text='остатк*', project='AWPCA')) == ['AURORA-7']
+    finally:
+        hub.close()
+
+
+def test_index_agrees_with_the_mirror_after_many_writes(searchable, ingest):
+    for round_ in range(3):
+        ingest(searchable, *({'key': f'AURORA-{n}', 'summary': f'версия {round_}',
+                              'comments': [{'id': str(n), 'body': f'комментарий {round_}'}]}
+                             for n in range(1, 6)))
+    result = searchable.db.execute_sql(
+        "INSERT INTO issue_fts (issue_fts, rank) VALUES ('integrity-check', 1)")
+    assert result is not None  # raises on a corrupt index
+    assert keys(reads.issues(searchable, text='версия 2', limit=10)) == [
+        'AURORA-1', 'AURORA-2', 'AURORA-3', 'AURORA-4', 'AURORA-5']
+    assert keys(reads.issues(searchable, text='версия 1')) == []

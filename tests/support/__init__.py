@@ -1,0 +1,12 @@
+"""What only tests and benchmarks need, kept out of the shipped packages (STYLE 15):
+
+- ``server.ServerProcess``: a real ``sdlc-hub serve`` in a child process on 127.0.0.1;
+- ``load.LoadWorker`` (also ``python -m tests.support.load``): concurrent claim/report and history
+  traffic for the concurrency fault test;
+- ``bulk``: legacy database files and bulk rows written straight with ``sqlite3``;
+- ``hubs``: a byte snapshot of a data directory, a hub set up as a team has it, and a "full
+  disk" at SQLite's page limit.
+
+The benchmarks in ``scripts/`` put the repository root on ``sys.path`` and import these by their
+public names; the simulated agent and fake Jira they drive are the shipped ``hubweb.demo``.
+"""
