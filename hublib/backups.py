@@ -25,12 +25,11 @@ from datetime import timezone
 from pathlib import Path
 
 from . import settings
-from .db import BUSY_TIMEOUT_MS, Hub
+from .db import Hub, copy_database, fsync_directory
 from .errors import StorageFullError, is_storage_full
 
 log = logging.getLogger('hublib.backups')
 
-DEFAULT_KEEP = 14
 _REGULAR = re.compile(r'(?P<stamp>\d{8}-\d{6})(?:-(?P<number>[1-9]\d*))?\.sqlite')
 _TEMP_PREFIX = '.backup-'
 _TEMP_SUFFIX = '.tmp'
@@ -51,9 +50,9 @@ def regular_backups(hub: Hub) -> list[Path]:
 
 
 def _keep(hub: Hub) -> int:
-    value = settings.setting(hub, 'backup_keep', DEFAULT_KEEP)
+    value = settings.setting(hub, 'backup_keep', settings.DEFAULT_BACKUP_KEEP)
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        return DEFAULT_KEEP
+        return settings.DEFAULT_BACKUP_KEEP
     return value
 
 
@@ -62,20 +61,7 @@ def _copy_to_temp(hub: Hub) -> Path:
     os.close(handle)
     temp = Path(name)
     try:
-        # A connection of its own: the backup API reads a consistent snapshot (WAL included)
-        # whatever the hub's connections are doing, and works even inside a caller's transaction.
-        source = sqlite3.connect(str(hub.db_path), timeout=BUSY_TIMEOUT_MS / 1000)
-        try:
-            copy = sqlite3.connect(str(temp))
-            try:
-                source.backup(copy)
-                copy.execute('PRAGMA journal_mode=delete')  # one self-contained file
-            finally:
-                copy.close()
-        finally:
-            source.close()
-        with open(temp, 'rb') as copied:
-            os.fsync(copied.fileno())
+        copy_database(hub.db_path, temp)
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
@@ -101,15 +87,6 @@ def _claim_name(temp: Path, directory: Path, stamp: str) -> Path:
         return target
 
 
-def _fsync_directory(directory: Path) -> None:
-    if os.name == 'posix':
-        descriptor = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
-
-
 def rotate(hub: Hub) -> list[Path]:
     """Delete all but the newest ``backup_keep`` regular backups; return the deleted paths."""
     backups = regular_backups(hub)
@@ -130,7 +107,7 @@ def backup(hub: Hub) -> Path:
             target = _claim_name(temp, hub.backups_dir, _stamp(hub))
         finally:
             temp.unlink(missing_ok=True)
-        _fsync_directory(hub.backups_dir)
+        fsync_directory(hub.backups_dir)
     except (sqlite3.Error, OSError) as exc:
         if is_storage_full(exc):
             raise StorageFullError('на диске нет места: резервная копия не сделана') from exc

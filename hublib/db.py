@@ -22,7 +22,7 @@ from peewee import Database, SchemaManager, SqliteDatabase
 from . import migrations
 from .errors import (HubError, MigrationError, NotFoundError, SchemaError, StorageFullError,
                      is_storage_full)
-from .models import GUARDED_TABLES, INTERNAL_MODELS, MODELS, SCHEMA_VERSION
+from .models import GUARDED_TABLES, INTERNAL_MODELS, MODELS, SCHEMA_VERSION, Setting
 from .timeutil import Clock, format_utc, parse_utc, system_clock
 
 log = logging.getLogger('hublib')
@@ -228,19 +228,18 @@ def _enable_wal(db_path: Path) -> None:
 
 
 def _stored_version(db: Database) -> int | None:
-    has_settings = db.execute_sql(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'setting'").fetchone()
-    if not has_settings:
+    if not db.table_exists(Setting._meta.table_name):
         return None
-    row = db.execute_sql("SELECT value FROM setting WHERE key = 'schema_version'").fetchone()
-    if row is None:
+    found = Setting.select(Setting.value).where(Setting.key == 'schema_version').tuples() \
+        .execute(db)
+    if not found:
         raise SchemaError('в базе нет schema_version: это не база хаба')
     try:
-        version = json.loads(row[0])
+        version = json.loads(found[0][0])
     except (TypeError, ValueError):
         version = None
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise SchemaError(f'неверная schema_version в базе: {row[0]!r}')
+        raise SchemaError(f'неверная schema_version в базе: {found[0][0]!r}')
     return version
 
 
@@ -299,30 +298,23 @@ def prepare_schema(hub: Hub) -> tuple[int | None, int]:
 
 def _create_schema(hub: Hub) -> None:
     db = hub.db
-    if db.execute_sql("SELECT 1 FROM sqlite_master WHERE type = 'table'").fetchone():
+    if db.get_tables():
         raise SchemaError(FOREIGN_DATABASE)
     for model in MODELS:
         SchemaManager(model, database=db).create_all(safe=False)
-    db.execute_sql('INSERT INTO setting (key, value) VALUES (?, ?), (?, ?)',
-                   ('schema_version', json.dumps(SCHEMA_VERSION), 'settings_version', '1'))
+    Setting.insert_many([('schema_version', json.dumps(SCHEMA_VERSION)), ('settings_version', '1')],
+                        fields=[Setting.key, Setting.value]).execute(db)
     log.info('создана база %s, схема v%d', hub.db_path, SCHEMA_VERSION)
 
 
 def _migrate(hub: Hub, old: int) -> None:
     stamp = parse_utc(hub.now()).strftime('%Y%m%d-%H%M%S')
     backup = hub.backups_dir / f'{stamp}-schema-v{old}.sqlite'
-    # The copy is read through a second connection: the backup API cannot read through a
-    # connection that holds the write lock, while a WAL reader sees exactly the committed old
-    # state, which nobody else can change while we hold BEGIN IMMEDIATE.
     try:
-        source = sqlite3.connect(str(hub.db_path), timeout=BUSY_TIMEOUT_MS / 1000)
-        try:
-            copy_database(source, backup)
-        finally:
-            source.close()
+        copy_database(hub.db_path, backup)
         migrations.run_steps(hub.db, old, SCHEMA_VERSION, hub.now())
-        hub.db.execute_sql("UPDATE setting SET value = ? WHERE key = 'schema_version'",
-                           (json.dumps(SCHEMA_VERSION),))
+        Setting.update(value=json.dumps(SCHEMA_VERSION)) \
+            .where(Setting.key == 'schema_version').execute(hub.db)
     except Exception as exc:
         backup.unlink(missing_ok=True)
         log.exception('миграция схемы v%d -> v%d не удалась, база осталась v%d',
@@ -340,17 +332,27 @@ def create_internal_tables(hub: Hub) -> list[str]:
     return [model._meta.table_name for model in missing]
 
 
-def copy_database(source: sqlite3.Connection, target: Path) -> None:
-    """Consistent copy through the SQLite backup API (includes the WAL), temp name + rename."""
+def copy_database(db_path: Path, target: Path) -> None:
+    """A consistent, self-contained copy of the database at ``target`` (temp name, fsync, rename).
+
+    The copy is read through a connection of its own: the SQLite backup API reads one snapshot,
+    WAL included, whatever the hub's connections are doing (a migration holds the write lock on
+    its own connection, which the backup API could not read through; a WAL reader sees exactly the
+    committed state). Never a plain file copy of a WAL database. No partial file is left behind.
+    """
     temp = target.with_name(target.name + '.tmp')
     temp.unlink(missing_ok=True)
     try:
-        copy = sqlite3.connect(str(temp))
+        source = sqlite3.connect(str(db_path), timeout=BUSY_TIMEOUT_MS / 1000)
         try:
-            source.backup(copy)
-            copy.execute('PRAGMA journal_mode=delete')
+            copy = sqlite3.connect(str(temp))
+            try:
+                source.backup(copy)
+                copy.execute('PRAGMA journal_mode=delete')  # one file, no -wal beside it
+            finally:
+                copy.close()
         finally:
-            copy.close()
+            source.close()
         with open(temp, 'rb') as handle:
             os.fsync(handle.fileno())
         os.replace(temp, target)

@@ -29,11 +29,13 @@ from pathlib import Path
 from typing import BinaryIO
 
 from marshmallow import Schema
+from peewee import fn
 
 from . import queue
-from .db import Hub
+from .db import Hub, fsync_directory
 from .errors import (ConflictError, NotFoundError, PayloadTooLargeError, StorageFullError,
                      ValidationError, is_storage_full)
+from .models import AttachmentFile, Command, IssueAttachment
 from .validation import Text
 
 MAX_FILE_BYTES = 256 * 2**20
@@ -52,8 +54,6 @@ NOT_READY_MESSAGE = 'вложение не скачано'
 NOT_STORED_MESSAGE = 'файла {sha256} нет в хранилище: сначала загрузите его (PUT /agent/files/{sha256})'
 
 _NAME = re.compile(r'[0-9a-f]{64}')
-_ATTACHMENT_COLUMNS = ('attachment_id', 'key', 'filename', 'size', 'mime_type', 'author', 'created',
-                       'created_at')
 _ACTIVE = ('queued', 'claimed')
 _FAILED = ('failed', 'cancelled')
 _IN_CHUNK = 500  # stays far below SQLite's host-parameter limit on every build
@@ -105,7 +105,7 @@ def store_file(hub: Hub, sha256: str, stream: BinaryIO, *, limit: int = MAX_FILE
         if isinstance(exc, OSError) and is_storage_full(exc):
             raise StorageFullError('на диске нет места: файл не сохранён') from exc
         raise
-    _fsync_directory(hub.files_dir)
+    fsync_directory(hub.files_dir)
     return True
 
 
@@ -136,37 +136,23 @@ def _touch(path: Path) -> None:
         pass  # only a hint for cleanup's grace period
 
 
-def _fsync_directory(directory: Path) -> None:
-    # Makes the rename durable on POSIX; Windows cannot open a directory, and does not need it.
-    if os.name != 'posix':
-        return
-    descriptor = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-
-
 # --- attachment state ---------------------------------------------------------------------------
 
-def _chunks(items: list[str]):
-    for start in range(0, len(items), _IN_CHUNK):
-        yield items[start:start + _IN_CHUNK]
+_PARAM_ID = fn.json_extract(Command.params, '$.attachment_id').cast('TEXT')
 
 
 def _states(hub: Hub, attachment_ids: list[str]) -> dict[str, dict]:
     ids = list(dict.fromkeys(str(item) for item in attachment_ids))
     files: dict[str, str] = {}
     commands: dict[str, list[tuple[int, str, str | None]]] = {}
-    for part in _chunks(ids):
-        marks = ','.join('?' * len(part))
-        files.update(hub.db.execute_sql(
-            f'SELECT attachment_id, file FROM attachment_file WHERE attachment_id IN ({marks})', part))
-        rows = hub.db.execute_sql(
-            "SELECT CAST(json_extract(params, '$.attachment_id') AS TEXT), id, status, error "
-            f"FROM command WHERE type = ? AND CAST(json_extract(params, '$.attachment_id') AS TEXT) "
-            f'IN ({marks}) ORDER BY id', [FETCH_TYPE, *part])
-        for attachment_id, command_id, status, error in rows:
+    for start in range(0, len(ids), _IN_CHUNK):
+        part = ids[start:start + _IN_CHUNK]
+        files.update(AttachmentFile.select(AttachmentFile.attachment_id, AttachmentFile.file)
+                     .where(AttachmentFile.attachment_id.in_(part)).tuples().execute(hub.db))
+        for attachment_id, command_id, status, error in (
+                Command.select(_PARAM_ID, Command.id, Command.status, Command.error)
+                .where((Command.type == FETCH_TYPE) & _PARAM_ID.in_(part))
+                .order_by(Command.id).tuples().execute(hub.db)):
             commands.setdefault(attachment_id, []).append((command_id, status, error))
     return {attachment_id: _state(hub, files.get(attachment_id), commands.get(attachment_id, []))
             for attachment_id in ids}
@@ -193,12 +179,11 @@ def attachment_states(hub: Hub, attachment_ids: list[str]) -> dict[str, dict]:
 
 
 def _attachment_row(hub: Hub, attachment_id: str) -> dict:
-    row = hub.db.execute_sql(
-        f'SELECT {", ".join(_ATTACHMENT_COLUMNS)} FROM issue_attachment WHERE attachment_id = ?',
-        (attachment_id,)).fetchone()
-    if row is None:
+    found = IssueAttachment.select().where(IssueAttachment.attachment_id == attachment_id) \
+        .dicts().execute(hub.db)
+    if not found:
         raise NotFoundError(NOT_FOUND_MESSAGE)
-    return dict(zip(_ATTACHMENT_COLUMNS, row))
+    return found[0]
 
 
 def _attachment(hub: Hub, attachment_id: object) -> dict:
@@ -253,8 +238,8 @@ def attachment_content(hub: Hub, attachment_id: str) -> tuple[BinaryIO, str | No
         item = _attachment(hub, attachment_id)
         if item['state'] != 'ready':
             raise ConflictError(NOT_READY_MESSAGE)
-        file = hub.db.execute_sql('SELECT file FROM attachment_file WHERE attachment_id = ?',
-                                  (attachment_id,)).fetchone()[0]
+        file = AttachmentFile.select(AttachmentFile.file) \
+            .where(AttachmentFile.attachment_id == attachment_id).scalar(hub.db)
     try:
         handle = open(_file_path(hub, file), 'rb')
     except FileNotFoundError:  # removed by a cleanup since the read above
@@ -272,11 +257,8 @@ def record_download(hub: Hub, attachment_id: str, sha256: str, size: int | None)
     except FileNotFoundError:
         raise ConflictError(NOT_STORED_MESSAGE.format(sha256=sha256)) from None
     with hub.write():
-        hub.db.execute_sql(
-            'INSERT INTO attachment_file (attachment_id, file, size, fetched_at) VALUES (?, ?, ?, ?) '
-            'ON CONFLICT (attachment_id) DO UPDATE SET file = excluded.file, size = excluded.size, '
-            'fetched_at = excluded.fetched_at',
-            (str(attachment_id), sha256, size, hub.now()))
+        AttachmentFile.replace(attachment_id=str(attachment_id), file=sha256, size=size,
+                               fetched_at=hub.now()).execute(hub.db)
 
 
 # --- cleanup ------------------------------------------------------------------------------------
@@ -294,9 +276,11 @@ def cleanup(hub: Hub, *, dry_run: bool = False) -> dict:
     freed = 0
     horizon = time.time() - CLEANUP_GRACE_SECONDS
     with hub.write():
-        referenced = {name for (name,) in hub.db.execute_sql(
-            'SELECT DISTINCT af.file FROM attachment_file af '
-            'JOIN issue_attachment ia ON ia.attachment_id = af.attachment_id')}
+        referenced = {name for (name,) in
+                      AttachmentFile.select(AttachmentFile.file).distinct()
+                      .join(IssueAttachment, on=(IssueAttachment.attachment_id
+                                                 == AttachmentFile.attachment_id))
+                      .tuples().execute(hub.db)}
         with os.scandir(hub.files_dir) as entries:
             candidates = sorted((entry for entry in entries if entry.name not in referenced
                                  and not entry.is_dir(follow_symlinks=False)),

@@ -53,7 +53,7 @@ def item_ok(item: object) -> bool:
     return True
 
 
-_INSERT_CHANGE = """
+INSERT_CHANGE = """
 INSERT OR IGNORE INTO issue_change (history_id, seq, key, at, created, author, field, field_id,
   field_name, from_value, from_string, to_value, to_string, fetched_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -92,7 +92,7 @@ def ingest_history(hub: Hub, agent: str, command_id: int | None, items: list[dic
                      get('from_string'), get('to_value'), get('to_string'), now))
     with hub.write():
         cursor = hub.db.cursor()
-        cursor.executemany(_INSERT_CHANGE, rows)
+        cursor.executemany(INSERT_CHANGE, rows)
         inserted = max(cursor.rowcount, 0) if rows else 0
     return {'inserted': inserted, 'ignored': len(items) - inserted}
 

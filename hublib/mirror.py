@@ -160,17 +160,17 @@ def _insert(model, columns: tuple[str, ...], conflict: str = '') -> str:
             f'VALUES ({", ".join("?" * len(columns))})')
 
 
-_UPSERT_ISSUE = (_insert(Issue, _ISSUE_COLUMNS) + ' ON CONFLICT (key) DO UPDATE SET '
+UPSERT_ISSUE = (_insert(Issue, _ISSUE_COLUMNS) + ' ON CONFLICT (key) DO UPDATE SET '
                  + ', '.join(f'{name} = excluded.{name}' for name in _ISSUE_COLUMNS[1:]))
-_INSERT_LINK = _insert(IssueLink, ('source_key', 'target_key', 'link_type'), 'OR IGNORE')
-_INSERT_COMMENT = _insert(IssueComment, ('key', 'comment_id', 'author', 'created', 'updated',
+INSERT_LINK = _insert(IssueLink, ('source_key', 'target_key', 'link_type'), 'OR IGNORE')
+INSERT_COMMENT = _insert(IssueComment, ('key', 'comment_id', 'author', 'created', 'updated',
                                          'body', 'created_at'), 'OR REPLACE')
-_INSERT_ATTACHMENT = _insert(IssueAttachment, ('attachment_id', 'key', 'filename', 'size',
+INSERT_ATTACHMENT = _insert(IssueAttachment, ('attachment_id', 'key', 'filename', 'size',
                                                'mime_type', 'author', 'created', 'created_at'),
                              'OR REPLACE')
-_INSERT_SPRINT = _insert(IssueSprint, ('key', 'sprint_id'), 'OR IGNORE')
-_INSERT_WRITTEN = 'INSERT OR IGNORE INTO refresh_written (command_id, key) VALUES (?, ?)'
-_DELETE_BY = {model: f'DELETE FROM {model._meta.table_name} WHERE {column} = ?' for model, column in
+INSERT_SPRINT = _insert(IssueSprint, ('key', 'sprint_id'), 'OR IGNORE')
+INSERT_WRITTEN = 'INSERT OR IGNORE INTO refresh_written (command_id, key) VALUES (?, ?)'
+DELETE_BY = {model: f'DELETE FROM {model._meta.table_name} WHERE {column} = ?' for model, column in
               ((IssueLink, 'source_key'), (IssueComment, 'key'), (IssueAttachment, 'key'),
                (IssueSprint, 'key'))}
 _COUNT_RUN = ('UPDATE sync_run SET issues_count = issues_count + ?, links_count = links_count + ? '
@@ -253,28 +253,28 @@ def ingest_state(hub: Hub, agent: str, command_id: int, issues: list[dict]) -> d
     with hub.write():
         _check_refresh(hub, command_id)
         related_before = slices.related_keys(hub, keys)
-        search.unindex(hub, keys)
+        indexed = search.texts(hub, keys)
         cursor = hub.db.cursor()
-        cursor.executemany(_UPSERT_ISSUE, rows['issues'])
+        cursor.executemany(UPSERT_ISSUE, rows['issues'])
         # Links belong to their source: every source row of a sent issue is replaced; an inward
         # link is the other issue's outward one and is only added when still missing, and never
         # when its source is in this page with its own links (the source's word is final).
         sources = {key for (key,) in rows['link_keys']}
-        cursor.executemany(_DELETE_BY[IssueLink], rows['link_keys'])
-        cursor.executemany(_INSERT_LINK, rows['links'] + [
+        cursor.executemany(DELETE_BY[IssueLink], rows['link_keys'])
+        cursor.executemany(INSERT_LINK, rows['links'] + [
             row for row in rows['inward'] if row[0] not in sources])
         # comments, attachments and sprints sent (even empty) replace; absent keep what is stored;
         # attachment_file is never touched: a downloaded file outlives list updates.
-        for model, name, statement in ((IssueComment, 'comment', _INSERT_COMMENT),
-                                       (IssueAttachment, 'attachment', _INSERT_ATTACHMENT),
-                                       (IssueSprint, 'sprint', _INSERT_SPRINT)):
+        for model, name, statement in ((IssueComment, 'comment', INSERT_COMMENT),
+                                       (IssueAttachment, 'attachment', INSERT_ATTACHMENT),
+                                       (IssueSprint, 'sprint', INSERT_SPRINT)):
             if rows[f'{name}_keys']:
-                cursor.executemany(_DELETE_BY[model], rows[f'{name}_keys'])
+                cursor.executemany(DELETE_BY[model], rows[f'{name}_keys'])
                 cursor.executemany(statement, rows[f'{name}s'])
         slices.refresh_members(hub, [(issue['key'], issue.get('labels') or []) for issue in issues],
                                related_before)
-        search.index(hub, keys)
-        cursor.executemany(_INSERT_WRITTEN, [(command_id, key) for key in keys])
+        search.reindex(hub, keys, indexed)
+        cursor.executemany(INSERT_WRITTEN, [(command_id, key) for key in keys])
         link_count = len(rows['links']) + len(rows['inward'])
         cursor.execute(_COUNT_RUN, (len(issues), link_count, command_id))
     return {'issues': len(issues), 'links': link_count}

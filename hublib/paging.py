@@ -1,4 +1,4 @@
-"""Keyset pagination shared by every collection: the ``limit`` parameter and opaque cursors.
+"""Keyset pagination shared by every collection: opaque cursors and the page cut.
 
 A cursor is the sort key of the last row of a page, JSON-encoded and base64url'd, so clients treat
 it as an opaque string and the hub can change a collection's order without changing the API.
@@ -11,8 +11,7 @@ import json
 from typing import Callable
 
 from .errors import ValidationError
-
-INT64 = (-2 ** 63, 2 ** 63)
+from .validation import INT64_MAX, INT64_MIN
 
 
 def page_limit(value: object, default: int, maximum: int) -> int:
@@ -43,7 +42,7 @@ def decode_cursor(value: object, shape: tuple[type, ...]) -> list | None:
     except (ValueError, binascii.Error, UnicodeDecodeError):
         values = None
     if not (isinstance(values, list) and len(values) == len(shape) and all(
-            type(v) is t and (t is not int or INT64[0] <= v < INT64[1])
+            type(v) is t and (t is not int or INT64_MIN <= v <= INT64_MAX)
             for v, t in zip(values, shape))):
         raise ValidationError({'cursor': ['неверный курсор']})
     return values

@@ -107,7 +107,15 @@ def _register_functions(hub: Hub) -> None:
         deterministic=True)
 
 
-def _dicts(cursor) -> list[dict]:
+def _select_issues(hub: Hub, tables: str, neighbor: str, where: list[str], params: dict,
+                   *, extra: str = '', order: str = '') -> list[dict]:
+    """Issue rows with their notes (``_ISSUE_SELECT``) as dicts; the one raw read of the issue
+    table, because a slice or natural-order page must walk an index the ORM cannot name."""
+    sql = (f'SELECT {_ISSUE_SELECT.format(neighbor=neighbor)}{", " + extra if extra else ""} '
+           f'FROM {tables} LEFT JOIN issue_note n ON n.key = i.key'
+           + (' WHERE ' + ' AND '.join(where) if where else '')
+           + (f' ORDER BY {order} LIMIT :limit' if order else ''))
+    cursor = hub.db.execute_sql(sql, params)
     names = [column[0] for column in cursor.description]
     return [dict(zip(names, row)) for row in cursor.fetchall()]
 
@@ -181,7 +189,7 @@ def issues(hub: Hub, *, project: str | None = None, status: str | None = None,
         if 'updated_since' in args:
             where.append('hub_to_utc(i.jira_updated) >= :since')
             params['since'] = format_utc(args['updated_since'])
-        columns = _ISSUE_SELECT.format(neighbor=neighbor_column) + f', {order} AS sort_key'
+        columns = f'{order} AS sort_key'
         if by_relevance:
             columns += f', {search.RANK_SQL} AS relevance, {search.SNIPPET_SQL} AS snippet'
             if after is not None:
@@ -191,10 +199,8 @@ def issues(hub: Hub, *, project: str | None = None, status: str | None = None,
         elif after is not None:
             where.append(f'{order} > :after')
             params['after'] = after[0]
-        sql = (f'SELECT {columns} FROM {tables} LEFT JOIN issue_note n ON n.key = i.key'
-               + (' WHERE ' + ' AND '.join(where) if where else '')
-               + f' ORDER BY {order} LIMIT :limit')
-        rows = _dicts(hub.db.execute_sql(sql, params))
+        rows = _select_issues(hub, tables, neighbor_column, where, params,
+                              extra=columns, order=order)
     rows, next_cursor = page(rows, limit, (lambda row: [row['relevance'], row['sort_key']])
                              if by_relevance else (lambda row: [row['sort_key']]))
     return {'items': [issue_out(row) for row in rows], 'next_cursor': next_cursor}
@@ -203,9 +209,7 @@ def issues(hub: Hub, *, project: str | None = None, status: str | None = None,
 def issue_card(hub: Hub, key: str) -> dict:
     """One issue with links both ways, comments, attachments (with state), sprints and note."""
     with hub.read():
-        found = _dicts(hub.db.execute_sql(
-            f'SELECT {_ISSUE_SELECT.format(neighbor="i.neighbor")} FROM issue i '
-            'LEFT JOIN issue_note n ON n.key = i.key WHERE i.key = ?', (key,)))
+        found = _select_issues(hub, 'issue i', 'i.neighbor', ['i.key = :key'], {'key': key})
         if not found:
             raise NotFoundError(f'задачи {key} нет в зеркале')
         card = issue_out(found[0])

@@ -4,7 +4,7 @@
 ``issue_fts_source`` over the mirror (one document per issue: summary, description and every
 comment body), so the text is never stored twice. ``issue_search`` gives each issue a stable
 integer ``docid`` (the issue table's own rowid may change on VACUUM). Ingest keeps the index
-current in its own transaction (:func:`unindex` before the page is written, :func:`index` after);
+current in its own transaction (:func:`texts` before the page is written, :func:`reindex` after);
 a file without the index gets it built at open (:func:`build`).
 
 Decisions:
@@ -40,14 +40,12 @@ CREATE VIRTUAL TABLE IF NOT EXISTS issue_fts USING fts5(summary, description, co
   content='issue_fts_source', content_rowid='docid', tokenize='unicode61 remove_diacritics 2')
 """
 _DOCS = 'INSERT OR IGNORE INTO issue_search (key) SELECT value FROM json_each(:keys)'
-_UNINDEX = (
-    "INSERT INTO issue_fts (issue_fts, rowid, summary, description, comments) "
-    "SELECT 'delete', s.docid, s.summary, s.description, s.comments FROM issue_fts_source s "
-    "WHERE s.docid IN (SELECT docid FROM issue_search WHERE key IN (SELECT value FROM json_each(:keys)))")
-_INDEX = (
-    'INSERT INTO issue_fts (rowid, summary, description, comments) '
-    'SELECT s.docid, s.summary, s.description, s.comments FROM issue_fts_source s '
-    'WHERE s.docid IN (SELECT docid FROM issue_search WHERE key IN (SELECT value FROM json_each(:keys)))')
+_TEXTS = ('SELECT d.key, s.docid, s.summary, s.description, s.comments FROM issue_search d '
+          'JOIN issue_fts_source s ON s.docid = d.docid '
+          'WHERE d.key IN (SELECT value FROM json_each(:keys))')
+_DELETE = ("INSERT INTO issue_fts (issue_fts, rowid, summary, description, comments) "
+           "VALUES ('delete', ?, ?, ?, ?)")
+INSERT_DOCUMENT = 'INSERT INTO issue_fts (rowid, summary, description, comments) VALUES (?, ?, ?, ?)'
 
 _WORD = re.compile(r'(\w+)(\*?)')
 
@@ -57,24 +55,35 @@ def exists(hub: Hub) -> bool:
     return hub.db.table_exists('issue_fts')
 
 
+_BUILD = (_SOURCE_VIEW, _FTS_TABLE,
+          'INSERT OR IGNORE INTO issue_search (key) SELECT key FROM issue',
+          "INSERT INTO issue_fts (issue_fts) VALUES ('rebuild')")
+
+
 def build(hub: Hub) -> None:
     """Create the index over the whole mirror (caller holds the write transaction)."""
-    for statement in (_SOURCE_VIEW, _FTS_TABLE):
+    for statement in _BUILD:
         hub.db.execute_sql(statement)
-    hub.db.execute_sql('INSERT OR IGNORE INTO issue_search (key) SELECT key FROM issue')
-    hub.db.execute_sql("INSERT INTO issue_fts (issue_fts) VALUES ('rebuild')")
 
 
-def unindex(hub: Hub, keys: list[str]) -> None:
-    """Take ``keys`` out of the index, with the text it holds now (before a page overwrites it)."""
-    hub.db.execute_sql(_UNINDEX, {'keys': json.dumps(keys)})
+def texts(hub: Hub, keys: list[str]) -> dict[str, tuple]:
+    """``key → (docid, summary, description, comments)`` as the index reads them now."""
+    return {key: rest for key, *rest in map(tuple, hub.db.execute_sql(
+        _TEXTS, {'keys': json.dumps(keys)}))}
 
 
-def index(hub: Hub, keys: list[str]) -> None:
-    """Put ``keys`` into the index with the text the mirror holds now (after a page is written)."""
-    params = {'keys': json.dumps(keys)}
-    hub.db.execute_sql(_DOCS, params)
-    hub.db.execute_sql(_INDEX, params)
+def reindex(hub: Hub, keys: list[str], before: dict[str, tuple]) -> None:
+    """Index ``keys`` again after a page was written; ``before`` = their ``texts`` before it.
+
+    Only documents whose text changed are touched: external content is taken out of the index
+    with the text it was indexed with, then put back with the new one. A refresh that finds an
+    issue as it was costs two reads and no tokenizing.
+    """
+    hub.db.execute_sql(_DOCS, {'keys': json.dumps(keys)})
+    after = texts(hub, keys)
+    cursor = hub.db.cursor()
+    cursor.executemany(_DELETE, [old for key, old in before.items() if after.get(key) != old])
+    cursor.executemany(INSERT_DOCUMENT, [new for key, new in after.items() if before.get(key) != new])
 
 
 def match_expression(text: str) -> str | None:
@@ -88,4 +97,4 @@ def match_expression(text: str) -> str | None:
 RANK_SQL = 'bm25(issue_fts, {}, {}, {})'.format(*WEIGHTS)
 SNIPPET_SQL = f"snippet(issue_fts, -1, '[', ']', '…', {SNIPPET_TOKENS})"
 
-__all__ = ['exists', 'build', 'unindex', 'index', 'match_expression', 'RANK_SQL', 'SNIPPET_SQL']
+__all__ = ['exists', 'build', 'texts', 'reindex', 'match_expression', 'RANK_SQL', 'SNIPPET_SQL']

@@ -59,10 +59,23 @@ def _prepare_derived(hub: Hub) -> None:
         for statement in slices.DERIVED_INDEXES:
             hub.db.execute_sql(statement)
         if 'issue_member' in created:
-            for (label,) in Project.select(Project.label).tuples().execute(hub.db):
-                slices.build_slice(hub, label)
+            _build_slices(hub)
         if not search.exists(hub):
             search.build(hub)
 
 
-__all__ = ['open_hub']
+def _build_slices(hub: Hub) -> None:
+    for (label,) in Project.select(Project.label).tuples().execute(hub.db):
+        slices.build_slice(hub, label)
+
+
+def rebuild_derived(hub: Hub) -> None:
+    """Rebuild every project slice and the full-text index from the mirror, in one transaction.
+
+    For a mirror written by something other than state ingest (a bulk load, a restored table)."""
+    with hub.write():
+        _build_slices(hub)
+        search.build(hub)
+
+
+__all__ = ['open_hub', 'rebuild_derived']

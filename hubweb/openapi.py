@@ -20,30 +20,35 @@ ERROR_STATUSES = {'400': 'Тело запроса — не JSON', '401': 'Нет
                   '403': 'Токен другой роли', '404': 'Не найдено', '409': 'Конфликт состояния',
                   '405': 'Метод не поддерживается', '413': 'Слишком большой запрос',
                   '415': 'Тело не JSON по Content-Type', '422': 'Ошибка проверки данных',
-                  '500': 'Внутренняя ошибка'}
+                  '500': 'Внутренняя ошибка', '507': 'На диске нет места: ничего не записано'}
 METHODS = ('get', 'put', 'post', 'delete', 'patch')
 
 
 def operation(summary: str, *, response: type[Schema] | Schema | None = None,
               body: type[Schema] | Schema | None = None, query: type[Schema] | None = None,
-              status: int | Iterable[int] = 200, description: str | None = None,
-              request_content: str | None = None, response_content: str | None = None,
-              many: bool = False) -> dict[str, Any]:
-    """Describe one responder for the document (kept as plain data on the resource's ``DOC``)."""
+              path: dict[str, dict] | None = None, status: int | Iterable[int] = 200,
+              description: str | None = None, request_content: str | None = None,
+              response_content: str | None = None, many: bool = False) -> dict[str, Any]:
+    """Describe one responder for the document (kept as plain data on the resource's ``DOC``).
+
+    ``path`` gives the JSON schema of path parameters that are more than any string (a pattern).
+    """
     statuses = [status] if isinstance(status, int) else list(status)
     return {'summary': summary, 'response': response, 'body': body, 'query': query,
-            'statuses': statuses, 'description': description, 'request_content': request_content,
-            'response_content': response_content, 'many': many}
+            'path': path or {}, 'statuses': statuses, 'description': description,
+            'request_content': request_content, 'response_content': response_content,
+            'many': many}
 
 
-def _operation_dict(uri: str, doc: dict[str, Any]) -> dict[str, Any]:
+def _operation_dict(uri: str, method: str, doc: dict[str, Any]) -> dict[str, Any]:
     role = required_role(uri.split('{')[0].rstrip('/') or uri)
     op: dict[str, Any] = {'summary': doc['summary'], 'responses': {}}
     if doc['description']:
         op['description'] = doc['description']
     if role:
         op['security'] = [{f'{role}Token': []}]
-    parameters = [{'in': 'path', 'name': name, 'required': True, 'schema': {'type': 'string'}}
+    parameters = [{'in': 'path', 'name': name, 'required': True,
+                   'schema': doc['path'].get(name, {'type': 'string'})}
                   for name in re.findall(r'{(\w+)}', uri)]
     if doc['query'] is not None:
         parameters.append({'in': 'query', 'schema': doc['query']})
@@ -66,6 +71,8 @@ def _operation_dict(uri: str, doc: dict[str, Any]) -> dict[str, Any]:
     for status, text in ERROR_STATUSES.items():
         if status in ('401', '403') and role is None:
             continue
+        if status == '507' and method == 'get':
+            continue  # reads write nothing
         op['responses'].setdefault(status, {'description': text, 'content': {
             'application/json': {'schema': 'Error'}}})
     return op
@@ -95,7 +102,7 @@ def build_document(routes: Iterable[tuple[str, object]], *, version: str) -> dic
         spec.components.security_scheme(f'{role}Token', {'type': 'http', 'scheme': 'bearer'})
     for uri, resource in routes:
         doc = getattr(resource, 'DOC', {})
-        operations = {method: _operation_dict(uri, doc[method]) for method in METHODS
+        operations = {method: _operation_dict(uri, method, doc[method]) for method in METHODS
                       if method in doc}
         spec.path(path=uri, operations=operations)
     return spec.to_dict()

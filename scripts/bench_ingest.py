@@ -30,8 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from hublib import mirror, open_hub, projects, settings  # noqa: E402
-from hublib.history import _INSERT_CHANGE  # noqa: E402
+from hublib import history, mirror, open_hub, projects, search, settings, slices  # noqa: E402
 from hublib.timeutil import to_utc  # noqa: E402
 from tests.support.server import ServerProcess  # noqa: E402
 
@@ -167,8 +166,28 @@ def raw_rows(issue_page: list[dict]) -> tuple:
     return issue_rows, keys, links, comment_rows, sprint_rows
 
 
-def raw_ingest(db_path: Path, issue_pages: list, change_pages: list) -> tuple[float, float]:
+def derived_rows(hub) -> tuple[dict, dict]:
+    """What ingest derived from the mirror, by issue key: slice rows and full-text documents."""
+    members, documents = {}, {}
+    for label, key, sort_key, neighbor in hub.db.execute_sql(
+            'SELECT label, key, sort_key, neighbor FROM issue_member'):
+        members.setdefault(key, []).append((label, key, sort_key, neighbor))
+    for key, docid, *texts in hub.db.execute_sql(
+            'SELECT d.key, s.docid, s.summary, s.description, s.comments FROM issue_search d '
+            'JOIN issue_fts_source s ON s.docid = d.docid'):
+        documents[key] = (docid, key, *texts)
+    return members, documents
+
+
+def raw_ingest(db_path: Path, issue_pages: list, change_pages: list,
+               derived: tuple[dict, dict]) -> tuple[float, float]:
+    """The same rows with the hub's own statements: mirror rows, then the slice rows and the
+    full-text documents ingest derived from them (taken from the hub's file after its run)."""
+    members, documents = derived
     prepared = [raw_rows(page) for page in issue_pages]
+    derived_pages = [([row for item in page for row in members.get(item['key'], ())],
+                      [documents[item['key']] for item in page if item['key'] in documents])
+                     for page in issue_pages]
     change_rows = [[(c['history_id'], c['seq'], c['key'], to_utc(c['created']), c['created'],
                      c['author'],
                      c['field_id'], c['field_id'], c['field_name'], c['from_value'],
@@ -177,22 +196,27 @@ def raw_ingest(db_path: Path, issue_pages: list, change_pages: list) -> tuple[fl
     connection = sqlite3.connect(str(db_path), isolation_level=None)
     connection.execute('PRAGMA synchronous=normal')
     started = time.perf_counter()
-    for issue_rows, keys, links, comment_rows, sprint_rows in prepared:
+    for (issue_rows, keys, links, comment_rows, sprint_rows), (member_rows, document_rows) in zip(
+            prepared, derived_pages):
         connection.execute('BEGIN IMMEDIATE')
-        connection.executemany(mirror._UPSERT_ISSUE, issue_rows)
+        connection.executemany(mirror.UPSERT_ISSUE, issue_rows)
         connection.executemany('DELETE FROM issue_link WHERE source_key = ?', keys)
         connection.executemany('INSERT OR IGNORE INTO issue_link VALUES (?, ?, ?)', links)
         connection.executemany('DELETE FROM issue_comment WHERE key = ?', keys)
-        connection.executemany(mirror._INSERT_COMMENT, comment_rows)
+        connection.executemany(mirror.INSERT_COMMENT, comment_rows)
         connection.executemany('DELETE FROM issue_attachment WHERE key = ?', keys)
         connection.executemany('DELETE FROM issue_sprint WHERE key = ?', keys)
         connection.executemany('INSERT OR IGNORE INTO issue_sprint VALUES (?, ?)', sprint_rows)
+        connection.executemany(slices.PUT_MEMBER, member_rows)
+        connection.executemany('INSERT INTO issue_search (docid, key) VALUES (?, ?)',
+                               [row[:2] for row in document_rows])
+        connection.executemany(search.INSERT_DOCUMENT, [(row[0], *row[2:]) for row in document_rows])
         connection.execute('COMMIT')
     state_seconds = time.perf_counter() - started
     started = time.perf_counter()
     for rows in change_rows:
         connection.execute('BEGIN IMMEDIATE')
-        connection.executemany(_INSERT_CHANGE, rows)
+        connection.executemany(history.INSERT_CHANGE, rows)
         connection.execute('COMMIT')
     history_seconds = time.perf_counter() - started
     connection.close()
@@ -299,6 +323,12 @@ def main() -> None:
             status, answer = agent.request('POST', '/agent/history', body)
             assert status == 200, (status, answer)
         http_history = time.perf_counter() - started
+        # The daily case: a full refresh that finds most of the mirror as it was.
+        started = time.perf_counter()
+        for body in state_bodies:
+            status, answer = agent.request('POST', '/agent/state', body)
+            assert status == 200, (status, answer)
+        http_repeat = time.perf_counter() - started
         status, report = agent.request('POST', f'/agent/commands/{command_id}/report', json.dumps({
             'agent': 'jira', 'status': 'done', 'result': {'history': {
                 'issues': args.issues, 'changes': len(changes), 'incomplete': []}},
@@ -309,7 +339,9 @@ def main() -> None:
 
         raw_hub = prepare_hub(temp / 'raw')
         raw_hub.close()
-        raw_state, raw_history = raw_ingest(temp / 'raw' / 'hub.sqlite', issue_pages, change_pages)
+        raw_state, raw_history = raw_ingest(temp / 'raw' / 'hub.sqlite', issue_pages, change_pages,
+                                            derived_rows(hub))
+        raw_repeat, _ = raw_ingest(temp / 'raw' / 'hub.sqlite', issue_pages, [], ({}, {}))
 
         ats = [row[0] for row in hub.db.execute_sql(
             'SELECT at FROM issue_change WHERE at IS NOT NULL ORDER BY at')]
@@ -330,12 +362,14 @@ def main() -> None:
     print(f'HTTP state ingest:    {http_state:7.2f} s  {args.issues / http_state:9.0f} issues/s')
     print(f'raw executemany:      {raw_state:7.2f} s  {args.issues / raw_state:9.0f} issues/s'
           f'   ratio HTTP/raw {http_state / raw_state:.2f}x')
+    print(f'same pages again:     {http_repeat:7.2f} s   raw upserts again {raw_repeat:.2f} s'
+          f'   ratio HTTP/raw {http_repeat / raw_repeat:.2f}x')
     print(f'HTTP history ingest:  {http_history:7.2f} s  {history_rows / http_history:9.0f} rows/s')
     print(f'raw executemany:      {raw_history:7.2f} s  {history_rows / raw_history:9.0f} rows/s'
           f'   ratio HTTP/raw {http_history / raw_history:.2f}x')
     total_http, total_raw = http_state + http_history, raw_state + raw_history
     print(f'state + history:      HTTP {total_http:.2f} s, raw {total_raw:.2f} s, '
-          f'ratio {total_http / total_raw:.2f}x (target ≤ 3x)')
+          f'ratio {total_http / total_raw:.2f}x (target ≤ 2x)')
     print(f'slices (own + neighbours, checked page by page against the CTE): {slice_sizes}')
     print(f'reads at {args.issues} issues, median of 7 (ms); with candidate indexes: '
           + '; '.join(CANDIDATE_INDEXES))

@@ -67,7 +67,7 @@ class FetchResource(Resource):
 
 
 class ContentResource(Resource):
-    DOC = {'get': operation('Содержимое скачанного вложения', response_content='application/octet-stream',
+    DOC = {'get': operation('Содержимое скачанного вложения', response_content='*/*',
                             description='Content-Type — mime_type вложения; Content-Disposition по '
                                         'RFC 6266/5987 с именем файла. Не скачано — 409.')}
 

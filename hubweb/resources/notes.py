@@ -11,11 +11,14 @@ from ..schemas import media
 from ..schemas.notes import NotePutSchema, NoteSchema
 
 
+NOTE_KEY = {'key': {'type': 'string', 'pattern': notes.NOTE_KEY.pattern}}
+
+
 class NoteResource:
     DOC = {
-        'get': operation('Заметка задачи', response=NoteSchema,
+        'get': operation('Заметка задачи', response=NoteSchema, path=NOTE_KEY,
                          description='404, если у ключа нет заметки.'),
-        'put': operation('Изменить заметку', body=NotePutSchema, response=NoteSchema,
+        'put': operation('Изменить заметку', body=NotePutSchema, response=NoteSchema, path=NOTE_KEY,
                          description='Частичное обновление; updated_at — время хаба. Ключ — ключ '
                                      'Jira или временный new:<n>.'),
     }

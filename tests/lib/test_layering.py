@@ -90,3 +90,166 @@ def test_hubweb_resources_never_open_transactions_or_catch_hub_errors():
             if re.search(pattern, text):
                 offenders.append(f'{path.name}: {pattern}')
     assert offenders == []
+
+
+# --- one rule, one place (issue 11) ----------------------------------------------------------------
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix('').parts
+    return '.'.join(parts[:-1] if parts[-1] == '__init__' else parts)
+
+
+def import_graph(packages: tuple[str, ...] = ('hublib', 'hubweb')) -> dict[str, set[str]]:
+    """Module → the modules of ``packages`` it imports, at any depth of its code (an import inside
+    a function counts: a deferred import that dodges a cycle is still a cycle)."""
+    files = {module_name(path): path for package in packages
+             for path in (ROOT / package).rglob('*.py')}
+    graph: dict[str, set[str]] = {name: set() for name in files}
+    for name, path in files.items():
+        package = name if path.name == '__init__.py' else name.rpartition('.')[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding='utf-8'))):
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ''
+                if node.level:
+                    anchor = package.split('.')[:len(package.split('.')) - node.level + 1]
+                    base = '.'.join(anchor + ([base] if base else []))
+                # ``from . import x``: x may be a module of the package or a name in it
+                targets = [f'{base}.{alias.name}' if f'{base}.{alias.name}' in files else base
+                           for alias in node.names]
+            else:
+                continue
+            for target in targets:
+                while target and target not in files:
+                    target = target.rpartition('.')[0]
+                if target and target != name:
+                    graph[name].add(target)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in graph[node]:
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_cycle_among_hublib_and_hubweb_modules():
+    graph = import_graph()
+    assert len(graph) >= 40
+    # a package's __init__ may gather its modules; none of them may import it back
+    assert cycles(graph) == []
+
+
+def test_cycle_check_finds_a_cycle():
+    assert cycles({'a': {'b'}, 'b': {'c'}, 'c': {'a'}, 'd': {'a'}}) == [['a', 'b', 'c']]
+
+
+# Raw SQL is allowed where a benchmark shows the need: the ingest hot path (these functions, which
+# a page of 100 issues or 1,000 history rows runs through), and the frozen migration DDL.
+INGEST_HOT_PATH = {
+    'hublib/mirror.py': ('ingest_state', 'ingest_boards'),
+    'hublib/history.py': ('ingest_history',),
+    'hublib/slices.py': ('related_keys', 'refresh_members'),
+    'hublib/search.py': ('texts', 'reindex'),
+}
+SQL_CALL = re.compile(r"execute_sql\(|\.executemany\(|\.executescript\(|\.cursor\(\)"
+                      r"|\.execute\(f?['\"]")
+SQL_CALL_SITES_MAX = 25
+
+
+def sql_call_sites() -> list[str]:
+    """``file:line`` of every raw SQL call in hublib outside the ingest hot path and migrations."""
+    found = []
+    for path in sorted((ROOT / 'hublib').rglob('*.py')):
+        relative = path.relative_to(ROOT).as_posix()
+        if relative.startswith('hublib/migrations/'):
+            continue
+        hot = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding='utf-8'))):
+            if isinstance(node, ast.FunctionDef) and node.name in INGEST_HOT_PATH.get(relative, ()):
+                hot.update(range(node.lineno, node.end_lineno + 1))
+        for number, line in enumerate(path.read_text(encoding='utf-8').splitlines(), 1):
+            if SQL_CALL.search(line) and number not in hot:
+                found.append(f'{relative}:{number}')
+    return found
+
+
+def test_raw_sql_call_sites_outside_the_ingest_hot_path_are_few():
+    sites = sql_call_sites()
+    assert 0 < len(sites) <= SQL_CALL_SITES_MAX, sites
+    # every hot-path function named above exists, so the exemption cannot outlive its code
+    for relative, names in INGEST_HOT_PATH.items():
+        defined = {node.name for node in ast.walk(ast.parse((ROOT / relative).read_text('utf-8')))
+                   if isinstance(node, ast.FunctionDef)}
+        assert set(names) <= defined, relative
+
+
+def test_no_module_level_getattr():
+    offenders = [path.relative_to(ROOT).as_posix()
+                 for package in ('hublib', 'hubweb') for path in (ROOT / package).rglob('*.py')
+                 if any(isinstance(node, ast.FunctionDef) and node.name == '__getattr__'
+                        for node in ast.parse(path.read_text(encoding='utf-8')).body)]
+    assert offenders == []
+
+
+INT64_BOUND = re.compile(r'2\s*\*\*\s*63|9223372036854775807|0x7fffffffffffffff', re.IGNORECASE)
+
+
+def test_the_int64_bound_is_defined_once():
+    places = [f'{path.relative_to(ROOT).as_posix()}:{number}'
+              for package in ('hublib', 'hubweb') for path in sorted((ROOT / package).rglob('*.py'))
+              for number, line in enumerate(path.read_text(encoding='utf-8').splitlines(), 1)
+              if INT64_BOUND.search(line)]
+    assert len(places) == 1 and places[0].startswith('hublib/validation.py:'), places
+
+
+def test_no_private_name_is_imported_from_another_module():
+    offenders = []
+    for package in ('hublib', 'hubweb'):
+        for path in sorted((ROOT / package).rglob('*.py')):
+            for node in ast.walk(ast.parse(path.read_text(encoding='utf-8'))):
+                if isinstance(node, ast.ImportFrom):
+                    offenders += [f'{path.relative_to(ROOT).as_posix()}:{node.lineno}: {alias.name}'
+                                  for alias in node.names
+                                  if alias.name.startswith('_') and alias.name != '__version__']
+                elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                        and node.attr.startswith('_') and not node.attr.startswith('__') \
+                        and node.value.id not in ('self', 'cls') and node.value.id.islower() \
+                        and node.value.id in MODULE_ALIASES:
+                    offenders.append(f'{path.relative_to(ROOT).as_posix()}:{node.lineno}: '
+                                     f'{node.value.id}.{node.attr}')
+    assert offenders == []
+
+
+# names under which hublib and hubweb modules are imported elsewhere (``from hublib import x``)
+MODULE_ALIASES = {'db', 'models', 'settings', 'projects', 'mirror', 'history', 'queue', 'claims',
+                  'batches', 'notes', 'files', 'reads', 'slices', 'search', 'syncjournal',
+                  'backups', 'validation', 'paging', 'timeutil', 'fieldmap', 'modules', 'jira',
+                  'startup', 'config', 'errors', 'schemas', 'openapi', 'auth', 'serve', 'app'}

@@ -295,16 +295,13 @@ def test_failing_backup_copy_is_a_migration_error(data_dir, clock, monkeypatch):
 def test_copy_database_leaves_no_temp_file_on_failure(tmp_path):
     import hublib.db
 
-    class BrokenSource:
-        def backup(self, target, *args, **kwargs):
-            target.execute('CREATE TABLE half_copied (x)')
-            target.commit()
-            raise sqlite3.OperationalError('disk I/O error')
-
-    target = tmp_path / 'copy.sqlite'
-    with pytest.raises(sqlite3.OperationalError):
-        hublib.db.copy_database(BrokenSource(), target)
-    assert list(tmp_path.iterdir()) == []
+    source = tmp_path / 'garbage.sqlite'
+    source.write_bytes(b'not a database, the copy fails half way' * 200)
+    copies = tmp_path / 'copies'
+    copies.mkdir()
+    with pytest.raises(sqlite3.DatabaseError):
+        hublib.db.copy_database(source, copies / 'copy.sqlite')
+    assert list(copies.iterdir()) == []
 
 
 def test_v3_unparseable_base_jql_makes_no_projects(data_dir, clock, caplog):
