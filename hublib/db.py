@@ -22,7 +22,7 @@ from peewee import Database, SchemaManager, SqliteDatabase
 from . import migrations
 from .errors import (HubError, MigrationError, NotFoundError, SchemaError, StorageFullError,
                      is_storage_full)
-from .models import INTERNAL_MODELS, MODELS, SCHEMA_VERSION, Setting
+from .models import GUARDED_TABLES, INTERNAL_MODELS, MODELS, SCHEMA_VERSION, Setting
 from .timeutil import Clock, format_utc, parse_utc, system_clock
 
 log = logging.getLogger('hublib')
@@ -36,8 +36,30 @@ PRAGMAS = (
 )
 
 
+# What an interface process (the MCP server) may never write, whatever bug it has (contract §14):
+# the mirror and what is derived from it (``models.GUARDED_TABLES``); notes and the queue stay
+# writable.
+MIRROR_GUARD_TABLES = frozenset(GUARDED_TABLES)
+_GUARDED_ACTIONS = (sqlite3.SQLITE_INSERT, sqlite3.SQLITE_UPDATE, sqlite3.SQLITE_DELETE)
+
+
+def mirror_guard(action: int, arg1: str | None, arg2: str | None, db_name: str | None,
+                 trigger: str | None) -> int:
+    """SQLite authorizer: deny inserts, updates and deletes on ``MIRROR_GUARD_TABLES``.
+
+    SQLite asks at statement preparation, so a refused write fails before it runs ("not
+    authorized") and the surrounding transaction rolls back like after any other error.
+    """
+    if action in _GUARDED_ACTIONS and arg1 is not None and arg1.lower() in MIRROR_GUARD_TABLES:
+        return sqlite3.SQLITE_DENY
+    return sqlite3.SQLITE_OK
+
+
 class HubDatabase(SqliteDatabase):
-    """Peewee's SQLite database, with a rollback that knows SQLite may have done it already."""
+    """Peewee's SQLite database (one connection per thread), with a rollback that knows SQLite
+    may have done it already, and an optional authorizer on every connection."""
+
+    authorizer = None
 
     def rollback(self) -> None:
         # On SQLITE_FULL (and I/O errors) SQLite may roll the whole transaction back by itself;
@@ -46,6 +68,19 @@ class HubDatabase(SqliteDatabase):
         if not self.is_closed() and not self.connection().in_transaction:
             return
         super().rollback()
+
+    def _initialize_connection(self, conn: sqlite3.Connection) -> None:
+        # peewee's hook for each new connection, i.e. for each thread's first query: a worker
+        # thread that connects after the guard was set gets it as well as the opening thread.
+        super()._initialize_connection(conn)
+        if self.authorizer is not None:
+            conn.set_authorizer(self.authorizer)
+
+    def guard(self, authorizer) -> None:
+        """Install ``authorizer`` on the open connection of this thread and on every later one."""
+        self.authorizer = authorizer
+        if not self.is_closed():
+            self.connection().set_authorizer(authorizer)
 
 
 @dataclass
@@ -136,6 +171,12 @@ def require_hub(data_dir: Path) -> None:
         raise NotFoundError(f'нет базы хаба в {data_dir.resolve()}: нет файла {DB_FILE}')
 
 
+def refuse_unusable_file(data_dir: Path) -> None:
+    """SchemaError for a ``hub.sqlite`` of a newer hub, of another program, or not SQLite at all,
+    found by a read-only look: called before anything is created, nothing is touched."""
+    _refuse_newer(_peek_version(data_dir / DB_FILE))
+
+
 def prepare_directories(data_dir: Path) -> None:
     """Create ``<data>``, ``backups/`` and ``files/`` when missing and make them private."""
     for directory in (data_dir, data_dir / 'backups', data_dir / 'files'):
@@ -202,9 +243,12 @@ def _stored_version(db: Database) -> int | None:
     return version
 
 
+FOREIGN_DATABASE = 'в базе есть таблицы, но нет таблицы setting: это не база хаба'
+
+
 def _peek_version(db_path: Path) -> int | None:
-    # Read-only look so that a file from a newer hub is refused with not one byte changed;
-    # anything odd here is left for the full check on the real connection to report.
+    # Read-only look so that a file from a newer hub or another program is refused with not one
+    # byte changed; anything odd here is left for the full check on the real connection.
     if not db_path.exists():
         return None
     try:
@@ -213,9 +257,17 @@ def _peek_version(db_path: Path) -> int | None:
     except sqlite3.Error:
         return None
     try:
+        tables = {name for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if tables and 'setting' not in tables:
+            raise SchemaError(FOREIGN_DATABASE)
         row = conn.execute("SELECT value FROM setting WHERE key = 'schema_version'").fetchone()
         return int(json.loads(row[0])) if row else None
-    except (sqlite3.Error, ValueError, TypeError):
+    except sqlite3.Error as exc:
+        if getattr(exc, 'sqlite_errorname', None) in ('SQLITE_NOTADB', 'SQLITE_CORRUPT'):
+            raise SchemaError(f'{db_path} не открывается как база SQLite: {exc}') from exc
+        return None
+    except (ValueError, TypeError):
         return None
     finally:
         conn.close()
@@ -247,7 +299,7 @@ def prepare_schema(hub: Hub) -> tuple[int | None, int]:
 def _create_schema(hub: Hub) -> None:
     db = hub.db
     if db.get_tables():
-        raise SchemaError('в базе есть таблицы, но нет таблицы setting: это не база хаба')
+        raise SchemaError(FOREIGN_DATABASE)
     for model in MODELS:
         SchemaManager(model, database=db).create_all(safe=False)
     Setting.insert_many([('schema_version', json.dumps(SCHEMA_VERSION)), ('settings_version', '1')],
@@ -323,4 +375,5 @@ def fsync_directory(directory: Path) -> None:
 
 __all__ = ['Hub', 'connect', 'prepare_directories', 'prepare_schema', 'create_internal_tables',
            'copy_database', 'fsync_directory', 'secure_directory', 'default_data_dir',
-           'check_data_dir', 'hub_exists', 'require_hub', 'HubDatabase']
+           'check_data_dir', 'hub_exists', 'require_hub', 'refuse_unusable_file', 'HubDatabase',
+           'MIRROR_GUARD_TABLES', 'mirror_guard']

@@ -221,12 +221,14 @@ def _validate_commands(hub: Hub, commands: object) -> tuple[list[dict], dict[str
 
 
 def create_batch(hub: Hub, *, title: str, author: str | None, commands: list[dict],
-                 project: str | None = None) -> dict:
+                 project: str | None = None, dry_run: bool = False) -> dict:
     """Validate every command and queue them as one batch; returns the batch with its commands.
 
     Command errors name the command by its 0-based position in ``commands`` (JSON-path style,
     ``commands[1].params.summary``), while ``depends_on`` counts 1-based (``seq``) as the contract
     says. Temp keys an ``ensure_issue`` creates must be unique within the batch.
+
+    ``dry_run``: the same validation, nothing written; returns the preview (``preview_batch``).
     """
     errors: dict[str, list[str]] = {}
     if not isinstance(title, str) or not title.strip():
@@ -237,7 +239,8 @@ def create_batch(hub: Hub, *, title: str, author: str | None, commands: list[dic
         errors['author'] = [f'ожидается строка до {AUTHOR_MAX} символов или null']
     if project is not None and not isinstance(project, str):
         errors['project'] = ['ожидается метка проекта или null']
-    with hub.write():
+    # A preview only reads (project, settings, attachments), so it never takes the write lock.
+    with hub.read() if dry_run else hub.write():
         if project is not None and 'project' not in errors and hub.db.execute_sql(
                 'SELECT 1 FROM project WHERE label = ?', (project,)).fetchone() is None:
             errors['project'] = [f'проекта {project!r} нет']
@@ -245,9 +248,33 @@ def create_batch(hub: Hub, *, title: str, author: str | None, commands: list[dic
         errors.update(command_errors)
         if errors:
             raise ValidationError(errors)
+        if dry_run:
+            return preview_batch(hub, title=title.strip(), author=author, project=project,
+                                 commands=normalized)
         batch_id = insert_batch(hub, title=title.strip(), author=author, project=project,
                                 commands=normalized)
         return _batch(hub, batch_id, with_commands=True)
+
+
+def preview_batch(hub: Hub, *, title: str, author: str | None, project: str | None,
+                  commands: list[dict]) -> dict:
+    """What ``insert_batch`` would queue, without queueing it.
+
+    Nothing has an id yet, so ``depends_on`` stays the ``seq`` of the command depended on (as
+    in the request), and params are shown normalized, as they would be stored.
+    """
+    return {'dry_run': True, 'title': title, 'author': author, 'project': project,
+            'estimate_seconds': estimate_seconds(hub, commands),
+            'commands': [{'seq': seq, 'type': item['type'], 'params': item['params'],
+                          'depends_on': item.get('depends_on')}
+                         for seq, item in enumerate(commands, start=1)]}
+
+
+def estimate_seconds(hub: Hub, commands: list[dict]) -> int:
+    """``estimate_seconds`` of a batch of validated commands (contract §9.6)."""
+    calls = sum(item['calls'](hub, item['params']) if callable(item['calls']) else item['calls']
+                for item in commands)
+    return min(math.ceil(calls * pacing(hub)['interval_ms'] / 1000), 2**31 - 1)
 
 
 def insert_batch(hub: Hub, *, title: str, author: str | None, project: str | None,
@@ -258,9 +285,7 @@ def insert_batch(hub: Hub, *, title: str, author: str | None, project: str | Non
     directly: their params are built by the hub, not typed by a client, and must never be
     refused by a client-input limit.
     """
-    calls = sum(item['calls'](hub, item['params']) if callable(item['calls']) else item['calls']
-                for item in commands)
-    estimate = min(math.ceil(calls * pacing(hub)['interval_ms'] / 1000), 2**31 - 1)
+    estimate = estimate_seconds(hub, commands)
     batch_id = hub.db.execute_sql(
         'INSERT INTO batch (title, author, created_at, estimate_seconds, project) '
         'VALUES (?, ?, ?, ?, ?)', (title, author, hub.now(), estimate, project)).lastrowid

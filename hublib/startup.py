@@ -14,22 +14,29 @@ from pathlib import Path
 
 from . import search, settings, slices
 from .db import (Hub, check_data_dir, connect, create_internal_tables, default_data_dir,
-                 prepare_directories, prepare_schema, require_hub)
+                 mirror_guard, prepare_directories, prepare_schema, refuse_unusable_file,
+                 require_hub)
 from .models import Project
 from .timeutil import Clock, system_clock
 
 
 def open_hub(data_dir: str | os.PathLike | None = None, *, clock: Clock = system_clock,
-             create: bool = True) -> Hub:
+             create: bool = True, guard_mirror: bool = False) -> Hub:
     """Open (create or migrate) the hub in ``data_dir`` and fill default settings.
 
     ``create=False`` opens only an existing hub: with no ``hub.sqlite`` it raises NotFoundError
     and creates nothing (a mistyped path must not become a new hub with new tokens).
+
+    ``guard_mirror``: for interface processes (MCP). Once the schema, the derived tables and the
+    defaults are ready, every connection of this hub (one per thread) refuses writes to the
+    mirror and its derived tables (``db.MIRROR_GUARD_TABLES``); the work before that (a
+    migration rewrites mirror rows, derived indexes are built) is the hub's own, not guarded.
     """
     data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
     check_data_dir(data_dir)
     if not create:
         require_hub(data_dir)
+    refuse_unusable_file(data_dir)  # a foreign or newer file: refused before anything is created
     prepare_directories(data_dir)
     hub = connect(data_dir, clock=clock)
     try:
@@ -39,6 +46,8 @@ def open_hub(data_dir: str | os.PathLike | None = None, *, clock: Clock = system
     except BaseException:
         hub.close()
         raise
+    if guard_mirror:
+        hub.db.guard(mirror_guard)
     return hub
 
 

@@ -49,17 +49,13 @@ class TokenAuth:
             return
         if QUERY_TOKEN_NAMES & {name.lower() for name in req.params}:
             raise _unauthorized(QUERY_TOKEN_MESSAGE)
-        header = req.get_header('Authorization') or ''
-        scheme, _, token = header.strip().partition(' ')
-        if scheme.lower() != 'bearer' or not token.strip():
+        token = bearer_token(req.get_header('Authorization'))
+        if token is None:
             raise _unauthorized('нужен заголовок Authorization: Bearer <токен>')
-        tokens = settings.tokens(self.hub)
-        known = {name: str(tokens.get(name) or '').encode() for name in ('agent', 'client')}
+        known = known_tokens(self.hub)
         if req.query_string and any(_equals_token(value, known) for value in _query_values(req)):
             raise _unauthorized(QUERY_TOKEN_MESSAGE)  # a token under any other name, too
-        presented = token.strip().encode()
-        matches = {name: bool(secret) and hmac.compare_digest(presented, secret)
-                   for name, secret in known.items()}
+        matches = token_roles(known, token)
         if matches[role]:
             return
         if any(matches.values()):
@@ -71,6 +67,25 @@ class TokenAuth:
 
 
 QUERY_TOKEN_MESSAGE = 'токен принимается только в заголовке Authorization, не в адресе'
+
+
+def bearer_token(header: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header value, else ``None``."""
+    scheme, _, token = (header or '').strip().partition(' ')
+    return token.strip() if scheme.lower() == 'bearer' and token.strip() else None
+
+
+def known_tokens(hub: Hub) -> dict[str, bytes]:
+    """The hub's ``agent`` and ``client`` tokens (empty when missing), ready to compare."""
+    tokens = settings.tokens(hub)
+    return {name: str(tokens.get(name) or '').encode() for name in ('agent', 'client')}
+
+
+def token_roles(known: dict[str, bytes], token: str) -> dict[str, bool]:
+    """Which role's token ``token`` is, in constant time (the MCP HTTP gate uses it too)."""
+    presented = token.encode()
+    return {name: bool(secret) and hmac.compare_digest(presented, secret)
+            for name, secret in known.items()}
 
 
 def _unauthorized(description: str) -> falcon.HTTPUnauthorized:
@@ -123,6 +138,14 @@ def loggable_path(path: str, limit: int = 300) -> str:
     return path if len(path) <= limit else path[:limit] + '…'
 
 
+def rollback_leftover_transaction(hub: Hub, what: str) -> None:
+    """Roll back (and log) a transaction a call left open on this thread's connection."""
+    db = hub.db
+    if not db.is_closed() and db.connection().in_transaction:
+        log.error('transaction left open by %s: rolled back', what)
+        db.connection().rollback()
+
+
 class ThreadConnection:
     """Each waitress worker thread keeps its own SQLite connection from request to request.
 
@@ -138,7 +161,4 @@ class ThreadConnection:
         self.hub = hub
 
     def process_response(self, req, resp, resource, req_succeeded) -> None:
-        db = self.hub.db
-        if not db.is_closed() and db.connection().in_transaction:
-            log.error('transaction left open by %s %s: rolled back', req.method, req.path)
-            db.connection().rollback()
+        rollback_leftover_transaction(self.hub, f'{req.method} {loggable_path(req.path)}')

@@ -59,6 +59,11 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument('--demo', action='store_true',
                        help='демо: проекты, настройки и симулятор агента с фальшивой Jira, в своём '
                             'каталоге (по умолчанию ./hub-demo); чужой непустой каталог не трогает')
+    mcp = command('mcp', 'MCP-сервер для ИИ-ассистентов: stdio, с --http — streamable HTTP')
+    mcp.add_argument('--http', action='store_true', help='streamable HTTP на /mcp вместо stdio')
+    mcp.add_argument('--host', default='127.0.0.1', help='адрес для --http')
+    mcp.add_argument('--port', type=_int_in(0, 65535), default=8641,
+                     help='порт для --http (0 — любой свободный; адрес печатается первой строкой)')
     command('backup', 'сделать резервную копию базы в backups/')
     cleanup = command('cleanup', 'убрать из files/ файлы, на которые нет ссылок')
     cleanup.add_argument('--dry-run', action='store_true', help='только показать, ничего не удалять')
@@ -117,6 +122,22 @@ def _serve(args) -> None:
     serve(hub, host=args.host, port=args.port, threads=args.threads, demo=args.demo)
 
 
+def _mcp(args) -> None:
+    # stdio: stdout carries the protocol only; every log line goes to stderr (main's basicConfig).
+    from .mcp_server import serve_http, serve_stdio
+    # An existing hub only (a mistyped path must not become a new hub); an interface: the
+    # mirror guard is on.
+    hub = open_hub(args.data, create=False, guard_mirror=True)
+    try:
+        if args.http:
+            serve_http(hub, host=args.host, port=args.port,
+                       announce=lambda line: print(line, flush=True))
+        else:
+            serve_stdio(hub)
+    finally:
+        hub.close()
+
+
 def _backup(args) -> None:
     from hublib import backups
     with _hub(args, create=False) as hub:
@@ -135,7 +156,7 @@ def _cleanup(args) -> None:
 
 
 HANDLERS = {'init': _init, 'migrate': _migrate, 'tokens': _tokens, 'serve': _serve,
-            'backup': _backup, 'cleanup': _cleanup}
+            'backup': _backup, 'cleanup': _cleanup, 'mcp': _mcp}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -70,15 +70,20 @@ def http_error_body(error: falcon.HTTPError) -> dict:
     return {'title': title, 'description': description}
 
 
+def error_body(error: HubError) -> dict:
+    """``{"title", "description", "fields"?}`` of a hub error: HTTP body and MCP error text."""
+    body = {'title': error.title, 'description': error.message}
+    if isinstance(error, ValidationError):
+        body['fields'] = error.fields
+    return body
+
+
 def _hub_error(req, resp, error: HubError, params) -> None:
     if isinstance(error, StorageFullError):
         # Expected, not a bug: one line for the operator, no traceback; nothing was written.
         log.warning('на диске нет места: %s %s не записан', req.method, req.path)
     resp.status = status_of(error)
-    body = {'title': error.title, 'description': error.message}
-    if isinstance(error, ValidationError):
-        body['fields'] = error.fields
-    resp.media = body
+    resp.media = error_body(error)
 
 
 def _unexpected(req, resp, error: Exception, params) -> None:

@@ -236,7 +236,10 @@ def hub_server(tmp_path_factory):
 
 # --- the browser -----------------------------------------------------------------------------------
 
-@pytest.fixture(scope='session')
+# Package scope: Playwright's sync API marks its event loop as running in the main thread while
+# it is open, so asyncio (the MCP tests' anyio client) could not start a loop in any test after
+# these; the browser stops when the browser tests are done.
+@pytest.fixture(scope='package')
 def browser():
     if MISSING is not None:
         pytest.fail(f'browser tests need Chromium on CI: {MISSING}')

@@ -176,7 +176,7 @@ def test_newer_schema_is_refused_and_untouched(data_dir, clock):
     assert 'v10' in str(raised.value)
     assert db_path.read_bytes() == before
     assert not (data_dir / 'hub.sqlite-wal').exists()
-    assert list((data_dir / 'backups').iterdir()) == []
+    assert [path.name for path in data_dir.iterdir()] == ['hub.sqlite']  # nothing created
 
 
 def test_newer_schema_in_wal_mode_is_refused(data_dir, clock):
@@ -194,8 +194,11 @@ def test_foreign_file_is_refused(data_dir, clock):
     conn.execute('CREATE TABLE something (x)')
     conn.commit()
     conn.close()
-    with pytest.raises(SchemaError):
+    before = (data_dir / 'hub.sqlite').read_bytes()
+    with pytest.raises(SchemaError, match='не база хаба'):
         open_hub(data_dir, clock=clock)
+    assert (data_dir / 'hub.sqlite').read_bytes() == before  # not even switched to WAL
+    assert [path.name for path in data_dir.iterdir()] == ['hub.sqlite']
 
 
 def test_reopen_keeps_settings_and_does_nothing(data_dir, clock):

@@ -1,0 +1,169 @@
+"""Benchmark: MCP tool calls (p50/p95) at 50,000 issues beside the HTTP API in the same run.
+
+    .venv/bin/python scripts/bench_mcp.py [--issues 50000] [--samples 200]
+
+1. A hub is filled through hublib with ``--issues`` issues of ``hubweb.demo.FakeJira`` (the fill of
+   ``scripts/bench_reads.py``: links, comments, sprints, history, boards).
+2. Every sample calls, round-robin, for each read:
+   - ``hublib``: the hublib function alone (the floor);
+   - ``MCP server``: the tool through the server (``HubServer.call_tool``: argument check, worker
+     thread, output check against the tool's schema, JSON text), no client;
+   - ``MCP client``: the same through the SDK's in-process client (``mcp.Client(server)``), which
+     also checks every result against the ``outputSchema`` with jsonschema;
+   - ``MCP HTTP``: the same through ``sdlc-hub mcp --http`` with the SDK's streamable HTTP client
+     (one session, opened with the initialize handshake that desktop clients speak today);
+   - ``HTTP API``: the matching request to a real ``sdlc-hub serve`` (waitress, keep-alive):
+   ``search_issues {}`` / ``GET /issues?limit=20``,
+   ``search_issues {project: AWPCA}`` / ``GET /issues?project=AWPCA&limit=20``,
+   ``get_issue {key}`` / ``GET /issues/{key}`` (a random key each time).
+Servers listen on 127.0.0.1 in a temporary directory that is removed afterwards.
+"""
+from __future__ import annotations
+
+import argparse
+import http.client
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import anyio
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / 'scripts'))
+
+from bench_reads import fill, percentile  # noqa: E402  (the same 50,000-issue mirror)
+from mcp import Client  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
+
+from hublib import open_hub, reads  # noqa: E402
+from hubweb.mcp_server import create_mcp_server  # noqa: E402
+from tests.support.server import ServerProcess  # noqa: E402
+
+COLUMNS = ('hublib', 'MCP server', 'MCP client', 'MCP HTTP', 'HTTP API')
+
+
+def ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000
+
+
+class HttpApi:
+    def __init__(self, url: str, token: str):
+        host, port = url.rsplit('/', 1)[-1].split(':')
+        self.connection = http.client.HTTPConnection(host, int(port), timeout=60)
+        self.headers = {'Authorization': f'Bearer {token}'}
+
+    def get(self, path: str) -> float:
+        started = time.perf_counter()
+        self.connection.request('GET', path, headers=self.headers)
+        response = self.connection.getresponse()
+        body = response.read()
+        elapsed = ms(started)
+        if response.status != 200:
+            raise SystemExit(f'GET {path}: HTTP {response.status} {body[:200]!r}')
+        return elapsed
+
+
+def start_mcp_http(data_dir: Path) -> tuple[subprocess.Popen, str]:
+    process = subprocess.Popen([sys.executable, '-m', 'hubweb.cli', 'mcp', '--data', str(data_dir),
+                                '--http', '--port', '0'], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+    line = process.stdout.readline()
+    if not line.startswith('sdlc-hub mcp listening on '):
+        process.kill()
+        raise SystemExit(f'sdlc-hub mcp --http did not start: {line!r}')
+    return process, line.split()[-1]
+
+
+async def tool(client, name: str, arguments: dict) -> float:
+    """One call through a client or the server itself (both answer ``call_tool``)."""
+    started = time.perf_counter()
+    result = await client.call_tool(name, arguments)
+    elapsed = ms(started)
+    if result.is_error:
+        raise SystemExit(f'{name} {arguments}: {result.content[0].text}')
+    return elapsed
+
+
+async def measure(data_dir: Path, issues: int, samples: int, api: HttpApi, mcp_url: str,
+                  token: str) -> dict[str, dict[str, list[float]]]:
+    hub = open_hub(data_dir, guard_mirror=True)  # as the ``sdlc-hub mcp`` process opens it
+    rng = random.Random(7)
+    rows: dict[str, dict[str, list[float]]] = {}
+    server = create_mcp_server(hub)
+    try:
+        async with Client(server) as local, \
+                create_mcp_http_client(headers={'Authorization': f'Bearer {token}'}) as http, \
+                Client(streamable_http_client(mcp_url, http_client=http),
+                       mode='legacy') as remote:
+            for index in range(samples + 5):  # the first 5 warm caches and are not counted
+                key = f'AURORA-{rng.randint(1, issues)}'
+                reads_ = {
+                    'search_issues {} / GET /issues?limit=20':
+                        (lambda: reads.issues(hub, limit=20), 'search_issues', {},
+                         '/issues?limit=20'),
+                    'search_issues {project} / GET /issues?project=AWPCA&limit=20':
+                        (lambda: reads.issues(hub, project='AWPCA', limit=20), 'search_issues',
+                         {'project': 'AWPCA'}, '/issues?project=AWPCA&limit=20'),
+                    'get_issue {key} / GET /issues/{key}':
+                        (lambda: reads.issue_card(hub, key), 'get_issue', {'key': key},
+                         f'/issues/{key}'),
+                }
+                for name, (direct, tool_name, arguments, path) in reads_.items():
+                    started = time.perf_counter()
+                    direct()
+                    timings = [ms(started), await tool(server, tool_name, arguments),
+                               await tool(local, tool_name, arguments),
+                               await tool(remote, tool_name, arguments), api.get(path)]
+                    if index >= 5:
+                        row = rows.setdefault(name, {column: [] for column in COLUMNS})
+                        for column, value in zip(COLUMNS, timings):
+                            row[column].append(value)
+    finally:
+        hub.close()
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--issues', type=int, default=50_000)
+    parser.add_argument('--samples', type=int, default=100)
+    args = parser.parse_args(argv)
+    overall = time.perf_counter()
+    root = Path(tempfile.mkdtemp(prefix='bench-mcp-'))
+    mcp_process = None
+    try:
+        started = time.perf_counter()
+        tokens, _ = fill(root / 'hub', args.issues)
+        print(f'filled {args.issues:,} issues through hublib in '
+              f'{time.perf_counter() - started:.1f} s')
+        with ServerProcess(root / 'hub', threads=8) as server:
+            mcp_process, mcp_url = start_mcp_http(root / 'hub')
+            api = HttpApi(server.url, tokens['client'])
+            rows = anyio.run(measure, root / 'hub', args.issues, args.samples, api, mcp_url,
+                             tokens['client'])
+    finally:
+        if mcp_process is not None and mcp_process.poll() is None:
+            mcp_process.terminate()
+            mcp_process.wait(timeout=30)
+        shutil.rmtree(root, ignore_errors=True)
+    print(f'p50 / p95 in ms at {args.issues:,} issues, {args.samples} samples each, one client')
+    print(f'{"tool / HTTP request":<62}' + ''.join(f'{column:>16}' for column in COLUMNS)
+          + f'{"client/API p95":>16}')
+    for name, row in rows.items():
+        cells = [f'{statistics.median(row[c]):6.1f} /{percentile(row[c], 0.95):6.1f}'
+                 for c in COLUMNS]
+        ratio = percentile(row['MCP client'], 0.95) / percentile(row['HTTP API'], 0.95)
+        print(f'{name:<62}' + ''.join(f'{cell:>16}' for cell in cells) + f'{ratio:>15.2f}x')
+    print(f'total benchmark time {time.perf_counter() - overall:.0f} s')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
