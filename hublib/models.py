@@ -309,7 +309,12 @@ class IssueMember(BaseModel):
         table_name = 'issue_member'
         primary_key = CompositeKey('label', 'key')
         without_rowid = True
-        indexes = ((('label', 'sort_key'), True), (('key', 'neighbor'), False))
+        # (label, sort_key): a slice page; (key, neighbor): ingest's recompute; (label, neighbor,
+        # sort_key, key): own issues or neighbours of a project in natural order (boards, sprints,
+        # ?neighbor=) and the counts of GET /projects, covered by the index alone (a board of
+        # 17,000 issues at 50,000: 77 -> 48 ms, the counts 9 -> 6 ms).
+        indexes = ((('label', 'sort_key'), True), (('key', 'neighbor'), False),
+                   (('label', 'neighbor', 'sort_key', 'key'), False))
 
 
 class IssueSearch(BaseModel):
