@@ -1,4 +1,5 @@
-"""Service notes: ``GET/PUT /notes/{key}`` (contract §10). hublib checks key and texts."""
+"""Service notes: ``GET/PUT /notes/{key}`` (contract §10). hublib checks key and texts
+(``notes.NoteKey``, ``notes.NoteChange``)."""
 from __future__ import annotations
 
 import falcon
@@ -8,14 +9,14 @@ from hublib.db import Hub
 
 from ..openapi import operation
 from ..schemas import media
-from ..schemas.notes import NotePutSchema, NoteSchema
+from ..schemas.notes import NoteSchema
 
 
 class NoteResource:
     DOC = {
         'get': operation('Заметка задачи', response=NoteSchema,
                          description='404, если у ключа нет заметки.'),
-        'put': operation('Изменить заметку', body=NotePutSchema, response=NoteSchema,
+        'put': operation('Изменить заметку', body=notes.NoteChange, response=NoteSchema,
                          description='Частичное обновление; updated_at — время хаба. Ключ — ключ '
                                      'Jira или временный new:<n>.'),
     }
