@@ -12,16 +12,12 @@ import pytest
 from hublib import files, mirror, notes, open_hub, projects, queue, settings
 from hublib.errors import ConflictError, NotFoundError, ValidationError
 
-ISSUE_TYPES = {'task': {'name': 'Задача', 'id': '3'}, 'epic': {'name': 'Эпик', 'id': '6'}}
 LIMIT_ERROR = 'агент не отчитался после 3 выдач'
 
 
 @pytest.fixture
-def hub(hub):
-    settings.update_settings(hub, {'project_key': 'AURORA', 'issue_types': ISSUE_TYPES,
-                                   'link_types': {'blocks': 'Blocks'}})
-    projects.create_project(hub, 'AWPCA', 'АРМ КА')
-    return hub
+def hub(hub, queue_settings):
+    return queue_settings(hub)
 
 
 def claim(hub, agent='jira', **kwargs):

@@ -6,15 +6,11 @@ import pytest
 from hublib import mirror, projects, queue, settings
 from hublib.errors import NotFoundError, ValidationError
 
-ISSUE_TYPES = {'task': {'name': 'Задача', 'id': '3'}, 'epic': {'name': 'Эпик', 'id': '6'}}
 
 
 @pytest.fixture
-def configured(hub):
-    settings.update_settings(hub, {'project_key': 'AURORA', 'issue_types': ISSUE_TYPES,
-                                   'link_types': {'blocks': 'Blocks', 'relates': 'Relates'}})
-    projects.create_project(hub, 'AWPCA', 'АРМ КА')
-    return hub
+def configured(hub, queue_settings):
+    return queue_settings(hub)
 
 
 def comment(key='AURORA-1', body='текст', **extra):

@@ -8,18 +8,14 @@ from __future__ import annotations
 
 import pytest
 
-from hublib import projects, queue, settings
+from hublib import queue
 
-ISSUE_TYPES = {'task': {'name': 'Задача', 'id': '3'}, 'epic': {'name': 'Эпик', 'id': '6'}}
 TITLE = 'Обновление после записи'
 
 
 @pytest.fixture
-def hub(hub):
-    settings.update_settings(hub, {'project_key': 'AURORA', 'issue_types': ISSUE_TYPES,
-                                   'link_types': {'blocks': 'Blocks'}})
-    projects.create_project(hub, 'AWPCA', 'АРМ КА')
-    return hub
+def hub(hub, queue_settings):
+    return queue_settings(hub)
 
 
 def claim(hub):

@@ -3,17 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from hublib import projects, settings
-
-ISSUE_TYPES = {'task': {'name': 'Задача', 'id': '3'}, 'epic': {'name': 'Эпик', 'id': '6'}}
-
 
 @pytest.fixture
-def hub(hub):
-    settings.update_settings(hub, {'project_key': 'AURORA', 'issue_types': ISSUE_TYPES,
-                                   'link_types': {'blocks': 'Blocks'}})
-    projects.create_project(hub, 'AWPCA', 'АРМ КА')
-    return hub
+def hub(hub, queue_settings):
+    return queue_settings(hub)
 
 
 BATCH = {'title': 'Завести задачи', 'author': 'ivanov', 'project': 'AWPCA', 'commands': [
