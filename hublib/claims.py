@@ -16,7 +16,8 @@ from __future__ import annotations
 import functools
 import json
 from datetime import datetime, timedelta
-from typing import Any, Mapping
+from sqlite3 import Cursor
+from typing import Any, Mapping, Sequence
 
 from marshmallow import fields, validate
 
@@ -163,8 +164,13 @@ def _module_statements(types: tuple[str, ...]) -> dict[str, str]:
     }
 
 
+def _execute(hub: Hub, statement: str, params: Sequence[Any] = ()) -> Cursor:
+    """Run one of the statements above: the one place this module reaches SQLite."""
+    return hub.db.execute_sql(statement, params)
+
+
 def _row(hub: Hub, command_id: int) -> dict:
-    row = hub.db.execute_sql(_BY_ID, (command_id,)).fetchone()
+    row = _execute(hub, _BY_ID, (command_id,)).fetchone()
     if row is None:
         raise NotFoundError(COMMAND_NOT_FOUND.format(command_id))
     return command_dict(zip(COMMAND_COLUMNS, row))
@@ -172,7 +178,7 @@ def _row(hub: Hub, command_id: int) -> dict:
 
 def _claim_settings(hub: Hub) -> dict[str, Any]:
     stored = {}
-    for key, text in hub.db.execute_sql(_SETTINGS):
+    for key, text in _execute(hub, _SETTINGS):
         try:
             stored[key] = json.loads(text)
         except (TypeError, ValueError):
@@ -193,11 +199,11 @@ def skip_dependents(hub: Hub, command_id: int, now: str) -> list[str]:
     skipped: list[str] = []
     frontier = [command_id]
     while frontier:
-        rows = hub.db.execute_sql(_DEPENDENTS, (json.dumps(frontier),)).fetchall()
+        rows = _execute(hub, _DEPENDENTS, (json.dumps(frontier),)).fetchall()
         frontier = []
         for dependent, dependency, type_name in rows:
-            if hub.db.execute_sql(_END, ('skipped', _dependency_error(dependency), now, dependent,
-                                         'queued')).rowcount == 1:
+            if _execute(hub, _END, ('skipped', _dependency_error(dependency), now, dependent,
+                                    'queued')).rowcount == 1:
                 frontier.append(dependent)
                 skipped.append(type_name)
     return skipped
@@ -221,7 +227,7 @@ def _pause_seconds(hub: Hub, statements: dict[str, str], pacing: Mapping[str, in
     the delivery limit. Decision: only the 50 newest commands of each reportable status are
     looked at; the agent works through the queue in id order, so its last report is among them.
     """
-    row = hub.db.execute_sql(statements['previous_report'], (DELIVERY_LIMIT_ERROR,)).fetchone()
+    row = _execute(hub, statements['previous_report'], (DELIVERY_LIMIT_ERROR,)).fetchone()
     return int(pacing['pause_on_rate_limit_seconds']) if row and row[0] else 0
 
 
@@ -236,7 +242,7 @@ def _resolve_temp_keys(hub: Hub, item: dict) -> tuple[dict, str | None]:
         temp_key = params.get(name)
         if not is_temp_key(temp_key):
             continue
-        row = hub.db.execute_sql(_CREATED_KEY, (item['batch_id'], item['seq'], temp_key)).fetchone()
+        row = _execute(hub, _CREATED_KEY, (item['batch_id'], item['seq'], temp_key)).fetchone()
         if row is None or not is_issue_key(row[0]):
             return params, temp_key
         params = {**params, name: row[0]}
@@ -251,17 +257,17 @@ def _delivery(item: dict, params: dict, pause: int) -> dict:
 
 def _redeliver_lost(hub: Hub, statements: dict[str, str], now: str, pause: int) -> dict | None:
     """Step 1: a claimed command of the module lost its delivery: deliver again or give up."""
-    for row in hub.db.execute_sql(statements['claimed']).fetchall():
+    for row in _execute(hub, statements['claimed']).fetchall():
         item = command_dict(zip(COMMAND_COLUMNS, row))
         if item['deliveries'] < MAX_DELIVERIES:
-            if hub.db.execute_sql(_REDELIVER, (now, pause, item['id'],
-                                               item['deliveries'])).rowcount != 1:
+            if _execute(hub, _REDELIVER,
+                        (now, pause, item['id'], item['deliveries'])).rowcount != 1:
                 continue
             if item['type'] == 'refresh':
                 restart_run(hub, item['id'], item['params'])
             return _delivery(item, _resolve_temp_keys(hub, item)[0], pause)
-        if hub.db.execute_sql(_END, ('failed', DELIVERY_LIMIT_ERROR, now, item['id'],
-                                     'claimed')).rowcount != 1:
+        if _execute(hub, _END,
+                    ('failed', DELIVERY_LIMIT_ERROR, now, item['id'], 'claimed')).rowcount != 1:
             continue
         if item['type'] == 'refresh':
             close_run(hub, item['id'], status='failed', params=item['params'], result=None,
@@ -274,7 +280,7 @@ def _auto_refresh(hub: Hub, now: str, minutes: object) -> None:
     """Step 2: queue «Автообновление» when the last full refresh is older than the setting."""
     if not isinstance(minutes, int) or minutes <= 0:
         return
-    if hub.db.execute_sql(_REFRESH_ACTIVE).fetchone():
+    if _execute(hub, _REFRESH_ACTIVE).fetchone():
         return
     jql = base_jql(hub)
     if jql is None:
@@ -297,7 +303,7 @@ def _deliver_next(hub: Hub, statements: dict[str, str], now: str, pause: int) ->
     passed over until it is, rather than blocking the whole queue of the module.
     """
     while True:
-        row = hub.db.execute_sql(statements['next']).fetchone()
+        row = _execute(hub, statements['next']).fetchone()
         if row is None:
             return None
         item, dependency_status = command_dict(zip(COMMAND_COLUMNS, row)), row[-1]
@@ -310,11 +316,10 @@ def _deliver_next(hub: Hub, statements: dict[str, str], now: str, pause: int) ->
                 error = (f'временный ключ {unresolved} не разрешён: команда ensure_issue, '
                          f'которая его заводит, не вернула ключ задачи')
         if error is not None:
-            if hub.db.execute_sql(_END, ('skipped', error, now, item['id'],
-                                         'queued')).rowcount == 1:
+            if _execute(hub, _END, ('skipped', error, now, item['id'], 'queued')).rowcount == 1:
                 _ended(hub, item, now, dependents=True)
             continue
-        if hub.db.execute_sql(_DELIVER, (now, pause, item['id'])).rowcount != 1:
+        if _execute(hub, _DELIVER, (now, pause, item['id'])).rowcount != 1:
             continue
         if item['type'] == 'refresh':
             open_run(hub, item['id'], item['params'])
@@ -345,7 +350,7 @@ def claim_command(hub: Hub, *, agent: str, agent_version: str | int | None = Non
                 if 'refresh' in module.command_types:
                     _auto_refresh(hub, now, stored.get('auto_refresh_minutes'))
                 delivered = _deliver_next(hub, statements, now, pause)
-        hub.db.execute_sql(_UPSERT_AGENT, (
+        _execute(hub, _UPSERT_AGENT, (
             module.name, now, args['agent_version'], args['settings_version'],
             delivered['id'] if delivered else None,
             format_utc(last_call) if last_call is not None else None))
@@ -400,17 +405,17 @@ def report_command(hub: Hub, command_id: int, *, agent: str, status: str,
         now = hub.now()
         if late:
             if result is not None:
-                hub.db.execute_sql(_LATE_RESULT, (dump(result), command_id))
+                _execute(hub, _LATE_RESULT, (dump(result), command_id))
         else:
-            if hub.db.execute_sql(_REPORT, (status, now, dump(result), error, jira_calls,
-                                            rate_limited, command_id)).rowcount != 1:
+            if _execute(hub, _REPORT, (status, now, dump(result), error, jira_calls,
+                                       rate_limited, command_id)).rowcount != 1:
                 # unreachable under the write lock; the huey pattern trusts rowcount only
                 raise ConflictError(f'команда #{command_id} уже не выдана')
-            hub.db.execute_sql(_CLEAR_CURRENT, (module.name, command_id))
+            _execute(hub, _CLEAR_CURRENT, (module.name, command_id))
         if status in DONE_STATUSES:
             _apply_done(hub, item, result)
             if late:
-                hub.db.execute_sql(_LATE_DONE, (command_id,))
+                _execute(hub, _LATE_DONE, (command_id,))
         # A late report leaves the run as the hub closed it: the command stays failed, and the
         # spec (001 «Отметка журнала…») keeps history_at NULL and marks no neighbours for a
         # refresh that did not end done; contract §9.4's "side effects still apply" yields here.

@@ -114,8 +114,8 @@ class ReportResource:
     def on_post(self, req: falcon.Request, resp: falcon.Response, command_id: str) -> None:
         body = object_body(req)
         resp.media = claims.report_command(
-            self.hub, path_id(command_id, batches.COMMAND_NOT_FOUND), agent=body.get('agent'), status=body.get('status'),
-            result=body.get('result'), error=body.get('error'),
+            self.hub, path_id(command_id, batches.COMMAND_NOT_FOUND), agent=body.get('agent'),
+            status=body.get('status'), result=body.get('result'), error=body.get('error'),
             jira_calls=body.get('jira_calls'), rate_limited=body.get('rate_limited'))
 
 
