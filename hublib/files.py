@@ -31,7 +31,7 @@ from typing import BinaryIO
 from marshmallow import Schema
 from peewee import fn
 
-from . import queue
+from . import batches
 from .db import Hub, fsync_directory
 from .errors import (ConflictError, NotFoundError, PayloadTooLargeError, StorageFullError,
                      ValidationError, is_storage_full)
@@ -222,7 +222,7 @@ def request_fetch(hub: Hub, attachment_id: str, *, author: str | None = None) ->
             return {'state': 'ready', 'enqueued': False}
         if item['state'] == 'fetching':
             return {'state': 'fetching', 'command_id': item['command_id'], 'enqueued': False}
-        queue.create_batch(hub, title=FETCH_BATCH_TITLE, author=author, commands=[
+        batches.create_batch(hub, title=FETCH_BATCH_TITLE, author=author, commands=[
             {'type': FETCH_TYPE, 'params': {'attachment_id': attachment_id}}])
         state = _states(hub, [attachment_id])[attachment_id]
         return {'state': 'fetching', 'command_id': state.get('command_id'), 'enqueued': True}

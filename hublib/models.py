@@ -349,7 +349,17 @@ class BatchFollowup(BaseModel):
         table_name = 'batch_followup'
 
 
-INTERNAL_MODELS = (IssueMember, IssueSearch, RefreshWritten, BatchFollowup)
+class LateDone(BaseModel):
+    """Bookkeeping: a command the hub had already failed or cancelled when the agent reported it
+    done after all. Its status stays (contract §9.4); read your writes counts it as done."""
+
+    command_id = IntegerField(primary_key=True)
+
+    class Meta:
+        table_name = 'late_done'
+
+
+INTERNAL_MODELS = (IssueMember, IssueSearch, RefreshWritten, BatchFollowup, LateDone)
 
 # Tables only the agent's side writes (spec «Зеркало задачи», «Доски, спринты…», contract §14).
 MIRROR_TABLES = ('issue', 'issue_link', 'issue_comment', 'issue_attachment', 'issue_change',
@@ -358,3 +368,26 @@ MIRROR_TABLES = ('issue', 'issue_link', 'issue_comment', 'issue_attachment', 'is
 # authorizer; notes and the queue's tables stay writable.
 DERIVED_TABLES = ('issue_member', 'refresh_written', 'issue_search', 'issue_fts')
 GUARDED_TABLES = MIRROR_TABLES + DERIVED_TABLES
+
+
+class SqlNames:
+    """Names of a model for SQL text built once at import, where a hot path cannot afford
+    peewee's per-call query building: ``str(names)`` is the table, ``names.status`` a column.
+    A field the model does not have fails at import, so a rename in this module cannot leave a
+    stale statement behind."""
+
+    def __init__(self, model: type[Model]):
+        self._model = model
+
+    def __str__(self) -> str:
+        return self._model._meta.table_name
+
+    def __getattr__(self, name: str) -> str:
+        try:
+            return self._model._meta.fields[name].column_name
+        except KeyError:
+            raise AttributeError(f'{self._model.__name__} has no field {name!r}') from None
+
+    def columns(self) -> tuple[str, ...]:
+        """Every column, in the model's field order."""
+        return tuple(field.column_name for field in self._model._meta.sorted_fields)

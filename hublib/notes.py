@@ -5,77 +5,53 @@ key finishes) write ``issue_note``; mirror writes never touch it.
 """
 from __future__ import annotations
 
-import re
-from typing import Any
+from typing import Any, Mapping
+
+from marshmallow import Schema, fields, validate
 
 from .db import Hub
-from .errors import NotFoundError, ValidationError
+from .errors import NotFoundError
+from .models import IssueNote
+from .validation import NOT_BLANK_PATTERN, Pattern, Text, issue_or_temp_key_field, load
 
-NOTE_KEY = re.compile(r'^(?:[A-Z][A-Z0-9_]*-[0-9]+|new:[0-9]+)$')
 TEXT_FIELDS = ('work_kind', 'done_text', 'rest_text', 'owner_note')
-COLUMNS = ('key',) + TEXT_FIELDS + ('updated_at', 'updated_by')
 TEXT_MAX = 20000
-KEY_MESSAGE = 'ожидается ключ задачи (AURORA-1) или временный ключ (new:1)'
 AUTHOR_MAX = 200
 
-_SELECT = f'SELECT {", ".join(COLUMNS)} FROM issue_note WHERE key = ?'
+# Body of ``PUT /notes/{key}``: a partial change of the texts, and who makes it.
+NoteChange = Schema.from_dict({
+    **{name: Text(max_length=TEXT_MAX, allow_none=True) for name in TEXT_FIELDS},
+    'updated_by': fields.String(required=True, validate=[
+        validate.Length(max=AUTHOR_MAX), Pattern(NOT_BLANK_PATTERN, 'укажите, кто правит заметку')]),
+}, name='NoteChange')
+NoteKey = Schema.from_dict({'key': issue_or_temp_key_field(required=True)}, name='NoteKey')
+
+
+def _checked_key(key: str) -> str:
+    return load(NoteKey, {'key': key})['key']
 
 
 def _row(hub: Hub, key: str) -> dict | None:
-    row = hub.db.execute_sql(_SELECT, (key,)).fetchone()
-    return dict(zip(COLUMNS, row)) if row else None
-
-
-def _check_key(key: object) -> str:
-    if not isinstance(key, str) or NOTE_KEY.match(key) is None:
-        raise ValidationError({'key': [KEY_MESSAGE]})
-    return key
+    found = IssueNote.select().where(IssueNote.key == key).dicts().execute(hub.db)
+    return found[0] if found else None
 
 
 def note(hub: Hub, key: str) -> dict:
-    """The note of ``key``; NotFoundError when the key has none."""
-    _check_key(key)
-    found = _row(hub, key)
+    """The note of ``key`` (a Jira key or a temp key); NotFoundError when the key has none."""
+    found = _row(hub, _checked_key(key))
     if found is None:
         raise NotFoundError(f'у {key} нет заметки')
     return found
 
 
-def validate_changes(changes: object) -> dict[str, Any]:
-    """Check a partial note change: known fields, texts ≤ 20,000 chars, ``updated_by`` required."""
-    if not isinstance(changes, dict):
-        raise ValidationError({'_body': ['ожидается объект заметки']})
-    errors: dict[str, list[str]] = {}
-    for name, value in changes.items():
-        if name in TEXT_FIELDS:
-            if value is not None and not isinstance(value, str):
-                errors[name] = ['ожидается строка или null']
-            elif value is not None and len(value) > TEXT_MAX:
-                errors[name] = [f'длиннее {TEXT_MAX} символов']
-        elif name != 'updated_by':
-            errors[str(name)] = ['неизвестное поле заметки']
-    author = changes.get('updated_by')
-    if not isinstance(author, str) or not author.strip():
-        errors['updated_by'] = ['обязательное поле: кто правит заметку']
-    elif len(author) > AUTHOR_MAX:
-        errors['updated_by'] = [f'длиннее {AUTHOR_MAX} символов']
-    if errors:
-        raise ValidationError(errors)
-    return dict(changes)
-
-
-def put_note(hub: Hub, key: str, changes: dict) -> dict:
+def put_note(hub: Hub, key: str, changes: Mapping[str, Any]) -> dict:
     """Create or partially update the note of ``key``; ``updated_at`` = now."""
-    _check_key(key)
-    values = validate_changes(changes)
-    values['updated_at'] = hub.now()
-    names = list(values)
+    key = _checked_key(key)
+    values = {**load(NoteChange, changes, what='объект заметки'), 'updated_at': hub.now()}
     with hub.write():
-        hub.db.execute_sql(
-            f'INSERT INTO issue_note (key, {", ".join(names)}) '
-            f'VALUES (?, {", ".join("?" * len(names))}) '
-            f'ON CONFLICT (key) DO UPDATE SET {", ".join(f"{n} = excluded.{n}" for n in names)}',
-            [key] + [values[name] for name in names])
+        (IssueNote.insert(key=key, **values)
+         .on_conflict(conflict_target=[IssueNote.key], preserve=list(values))
+         .execute(hub.db))
         return _row(hub, key)
 
 
@@ -92,15 +68,15 @@ def merge_note(hub: Hub, temp_key: str, real_key: str) -> None:
             return
         real = _row(hub, real_key)
         if real is None:
-            hub.db.execute_sql('UPDATE issue_note SET key = ? WHERE key = ?', (real_key, temp_key))
+            IssueNote.update(key=real_key).where(IssueNote.key == temp_key).execute(hub.db)
             return
         merged = {name: temp[name] if temp[name] not in (None, '') else real[name]
                   for name in TEXT_FIELDS}
         later = temp if (temp['updated_at'] or '') >= (real['updated_at'] or '') else real
         merged['updated_at'] = later['updated_at']
         merged['updated_by'] = later['updated_by']
-        names = list(merged)
-        hub.db.execute_sql(
-            f'UPDATE issue_note SET {", ".join(f"{n} = ?" for n in names)} WHERE key = ?',
-            [merged[name] for name in names] + [real_key])
-        hub.db.execute_sql('DELETE FROM issue_note WHERE key = ?', (temp_key,))
+        IssueNote.update(**merged).where(IssueNote.key == real_key).execute(hub.db)
+        IssueNote.delete().where(IssueNote.key == temp_key).execute(hub.db)
+
+
+__all__ = ['NoteChange', 'NoteKey', 'note', 'put_note', 'merge_note', 'TEXT_FIELDS', 'TEXT_MAX']

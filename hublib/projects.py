@@ -13,13 +13,10 @@ from .db import Hub
 from .errors import ConflictError, NotFoundError
 from .models import IssueMember, JiraProject, Project
 from .settings import PROJECT_ORDER, base_jql, project_labels
-from .validation import INT64_MAX, Int, Pattern, load
+from .validation import INT64_MAX, WHITESPACE, Int, Pattern, load
 
 LABEL_MAX = 100
 NAME_MAX = 100
-# Whitespace as str.isspace() sees it, spelled out rather than \s so that Python and JSON Schema
-# (whose \s differs) read the patterns alike.
-WHITESPACE = r'\x09-\x0d\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000'
 # No whitespace, no control characters (Unicode category Cc), none of , " ' ( ) [ ] { } \
 LABEL_PATTERN = '^[^' + WHITESPACE + r'''\x00-\x1f\x7f-\x9f,"'()\[\]{}\\]+$'''
 # Stripped of whitespace at both ends: 1 to NAME_MAX characters.

@@ -302,7 +302,51 @@ def errors_of(schema: Schema, data: object, prefix: str) -> dict[str, list[str]]
     return {}
 
 
+# --- texts and keys of the queue's inputs (added by the queue branch) -----------------------------
+# Whitespace as str.isspace() (and so str.strip()) sees it, spelled out rather than \s so that
+# Python and JSON Schema (whose \s differs) read the patterns alike.
+WHITESPACE = r'\x09-\x0d\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000'
+# At least one character that is not whitespace.
+NOT_BLANK_PATTERN = f'^[\\s\\S]*[^{WHITESPACE}][\\s\\S]*$'
+ISSUE_OR_TEMP_KEY_PATTERN = f'^(?:{ISSUE_KEY_PATTERN[1:-1]}|{TEMP_KEY_PATTERN[1:-1]})$'
+ISSUE_OR_TEMP_KEY_MESSAGE = 'ожидается ключ задачи (AURORA-1) или временный ключ (new:1)'
+# A downloaded file's name in the store: the sha256 of its content, lowercase hex.
+SHA256_PATTERN = r'^[0-9a-f]{64}$'
+
+
+def stripped_pattern(max_length: int, blank: str, too_long: str) -> Pattern:
+    """A text that, stripped of whitespace at both ends, has 1 to ``max_length`` characters."""
+    return Pattern(
+        f'^[{WHITESPACE}]*[^{WHITESPACE}]([\\s\\S]{{0,{max_length - 2}}}[^{WHITESPACE}])?'
+        f'[{WHITESPACE}]*$', too_long,
+        ((f'^[{WHITESPACE}]*$', blank),
+         (f'[^{WHITESPACE}][\\s\\S]{{{max_length - 1},}}[^{WHITESPACE}]', too_long)))
+
+
+class StrippedText(fields.String):
+    """A required kind of text stored without whitespace at its ends: 1 to ``max_length``
+    characters once stripped (the pattern publishes exactly that rule)."""
+
+    def __init__(self, *, max_length: int, blank: str = 'не может быть пустым',
+                 too_long: str | None = None, **kwargs):
+        too_long = too_long or f'длиннее {max_length} символов'
+        super().__init__(validate=stripped_pattern(max_length, blank, too_long), **kwargs)
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        # Validators run on the stripped text: the pattern (which describes the text as sent)
+        # gives it the same verdict, as it only ever strips the same whitespace.
+        return super()._deserialize(value, attr, data, **kwargs).strip()
+
+
+def issue_or_temp_key_field(**kwargs) -> fields.String:
+    """An issue key or a temp key (``new:<n>``) field (pattern documented and enforced)."""
+    return fields.String(validate=Pattern(ISSUE_OR_TEMP_KEY_PATTERN, ISSUE_OR_TEMP_KEY_MESSAGE),
+                         **kwargs)
+
+
 __all__ = ['INT64_MIN', 'INT64_MAX', 'Int', 'LenientInt', 'Number', 'Bool', 'Text', 'JiraId',
            'UtcTime', 'Pattern', 'LenientSchema', 'issue_key_field', 'is_issue_key', 'is_temp_key',
            'is_int64', 'require_int', 'require_list', 'load', 'errors_of', 'flatten_errors',
-           'ISSUE_KEY_PATTERN', 'TEMP_KEY_PATTERN']
+           'ISSUE_KEY_PATTERN', 'TEMP_KEY_PATTERN', 'WHITESPACE', 'NOT_BLANK_PATTERN',
+           'ISSUE_OR_TEMP_KEY_PATTERN', 'SHA256_PATTERN', 'stripped_pattern', 'StrippedText',
+           'issue_or_temp_key_field']

@@ -56,6 +56,22 @@ def claimed_refresh():
 
 
 @pytest.fixture
+def queue_settings():
+    """Configure a hub for queue tests: project key AURORA, task/epic issue types, blocks/relates
+    links and project AWPCA (a function, so that a module's own ``hub`` fixture can apply it)."""
+    from hublib import projects, settings
+
+    def apply(hub):
+        settings.update_settings(hub, {
+            'project_key': 'AURORA',
+            'issue_types': {'task': {'name': 'Задача', 'id': '3'}, 'epic': {'name': 'Эпик', 'id': '6'}},
+            'link_types': {'blocks': 'Blocks', 'relates': 'Relates'}})
+        projects.create_project(hub, 'AWPCA', 'АРМ КА')
+        return hub
+    return apply
+
+
+@pytest.fixture
 def hub(data_dir, clock):
     hub = open_hub(data_dir, clock=clock)
     yield hub

@@ -147,8 +147,11 @@ def test_two_agent_processes_claim_concurrently(live_server, tmp_path):
             if later['claimed'] < earlier['reported']:  # both open at once: only as a redelivery
                 assert later['delivery'] != earlier['delivery'] and later['worker'] != earlier['worker']
 
+    # Every batch: the posted ones and the hub's «Обновление после записи» for each finished one.
+    listed = _request(live_server, 'GET', '/batches?limit=1000')['items']
+    assert set(batch_ids) <= {item['id'] for item in listed}
     states = {}
-    for batch_id in batch_ids:
+    for batch_id in (item['id'] for item in listed):
         for command in _request(live_server, 'GET', f'/batches/{batch_id}')['commands']:
             states[command['id']] = command
     for command_id, items in by_command.items():

@@ -212,7 +212,11 @@ def test_agent_with_faults_ends_with_every_command_terminal(hub, server):
     refresh = final['commands'][0]
     assert (refresh['status'], refresh['deliveries'], refresh['error']) == ('done', 3, None)
     count = rows(hub, 'SELECT issues_count FROM sync_run WHERE command_id = ?', (refresh['id'],))[0][0]
-    assert count == rows(hub, 'SELECT count(*) FROM issue')[0][0] > 0
+    assert count == refresh['result']['issues'] > 0  # what its finishing delivery sent, once
+    # The hub then refreshed what the batch wrote (contract §9.4a): one keys refresh.
+    followups = [item for item in queue.batches(hub)['items'] if item['id'] != batch['id']]
+    assert [(item['title'], item['status']) for item in followups] == [
+        ('Обновление после записи', 'done')]
 
 
 def test_start_demo_fills_the_mirror_and_runs_a_batch(hub, server):
@@ -225,10 +229,13 @@ def test_start_demo_fills_the_mirror_and_runs_a_batch(hub, server):
             if listed and all(item['status'] == 'done' for item in listed):
                 break
             time.sleep(0.2)
-        assert [item['status'] for item in listed] == ['done', 'done']
+        # the full load, the work batch and the hub's refresh of what the work batch wrote
+        assert [(item['title'], item['status']) for item in listed] == [
+            ('Обновление после записи', 'done'), ('Демо: завести задачи', 'done'),
+            ('Демо: полная загрузка', 'done')]
         assert rows(hub, 'SELECT count(*) FROM issue WHERE neighbor = 0')[0][0] > 50
         assert [p['label'] for p in projects.projects(hub)] == [label for label, _, _ in DEMO_PROJECTS]
-        work = queue.batch(hub, max(item['id'] for item in listed))
+        work = queue.batch(hub, listed[1]['id'])
         assert len(work['commands']) == len(demo_commands())
         assert all(command['status'] == 'done' for command in work['commands'])
         jira_status = [item for item in queue.agents(hub)['items'] if item['agent'] == 'jira'][0]

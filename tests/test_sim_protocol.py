@@ -14,7 +14,7 @@ from collections import Counter
 import pytest
 
 from hublib import queue, settings
-from hublib.modules.jira import is_temp_key
+from hublib.validation import is_temp_key
 
 SEED = 20261130
 COMMANDS = 200
@@ -74,7 +74,8 @@ def test_simulated_agent_with_lost_reports_and_crashes(hub, clock):
         deliveries[command_id] += 1
         assert delivered['deliveries'] == deliveries[command_id] <= 3
         # Executing: the dependency must have been done, every temp key must be resolved.
-        depends_on = by_id[command_id]['depends_on']
+        # (The hub's own «Обновление после записи» refresh comes last and depends on nothing.)
+        depends_on = by_id[command_id]['depends_on'] if command_id in by_id else None
         if depends_on is not None:
             assert queue.command(hub, depends_on)['status'] in ('done', 'confirmed_by_state')
         for name, value in delivered['params'].items():
@@ -122,3 +123,9 @@ def test_simulated_agent_with_lost_reports_and_crashes(hub, clock):
             assert item['id'] not in executed
     assert outcomes['lost'] and outcomes['failed'] and outcomes['done']
     assert statuses['skipped'] > 0
+    # Read your writes (contract §9.4a): one refresh for the batch however the reports came
+    # (lost, late, repeated), the interface's batch keeping exactly its commands.
+    assert len(final['commands']) == COMMANDS
+    followups = [item for item in queue.batches(hub)['items'] if item['id'] != batch['id']]
+    assert [(item['title'], item['author'], item['status']) for item in followups] == [
+        ('Обновление после записи', 'hub', 'done')]

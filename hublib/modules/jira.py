@@ -1,259 +1,271 @@
 """The `jira` module: command types (contract §9.2), estimates (§9.6), tables, retired settings.
 
-Each validator takes the hub and the raw params and returns the normalized params, or raises
-``ValidationError`` with field names relative to params (the queue prefixes
-``commands[<i>].params.``). Validators are plain Python: a batch of hundreds of commands is
-checked in a few milliseconds.
+Each command type publishes a params schema and a result schema (marshmallow). The params schema
+of a type is the contract of its commands: ``hublib.batches`` validates every command of a batch
+with it, and the OpenAPI document is generated from the same schema, so each limit below is a
+validator JSON Schema can say (length, range, enum, pattern). Two rules span two params; each
+params schema that has one says it in ``OPENAPI`` (JSON-schema keywords for the object).
+Settings-dependent rules (``issue_type`` one of the configured ``issue_types``, ``link_type`` one
+of ``link_types``) are an enum of the keys configured when the schema is built.
 
 Decisions the contract left open:
-- unknown params keys are refused (a typo would otherwise be silently ignored by the agent);
+- unknown params are refused (a typo would otherwise be silently ignored by the agent);
   ``refresh`` also accepts ``board_id`` (integer > 0), the board of commands queued before the v4
   migration that the agent still understands;
-- temp keys (``new:<n>``) are accepted wherever a params field names an issue: ``epic_key`` of
+- temp keys (``new:<n>``) are accepted wherever a param names an issue: ``epic_key`` of
   ``ensure_issue``, both ends of ``ensure_link``, ``key`` of ``add_comment`` and ``transition``;
-- dates are ``YYYY-MM-DD`` and must be real calendar dates; ``summary`` ≤ 255 characters (Jira's
-  limit); texts (``description``, ``body``) ≤ 32,000 characters (Jira's default limit).
+- dates are ``YYYY-MM-DD`` and must be real calendar dates; ``summary`` and ``status`` ≤ 255
+  characters (Jira's limit) and stored stripped; texts (``jql``, ``description``, ``body``) ≤ 32,000
+  characters (Jira's default limit); a param given as ``null`` is the same as one left out.
 """
 from __future__ import annotations
 
+import functools
 import re
 from datetime import date
 from typing import Any, Mapping
 
-from ..errors import ValidationError
+from marshmallow import Schema, ValidationError, fields, post_load, validate, validates_schema
+from peewee import fn
+
+from ..db import Hub
+from ..models import IssueAttachment, IssueMember
+from ..validation import (NOT_BLANK_PATTERN, SHA256_PATTERN, TEMP_KEY_PATTERN, WHITESPACE, Int,
+                          JiraId, LenientSchema, Pattern, StrippedText, Text,
+                          issue_key_field, issue_or_temp_key_field)
 from .base import CommandType, Module
 
 DEPRECATED_SETTINGS = ('status_labels', 'transitions_map')
 TABLES = ('jira_project', 'jira_board', 'jira_sprint', 'issue_sprint')
 
-ISSUE_KEY = re.compile(r'^[A-Z][A-Z0-9_]*-[0-9]+$')
-TEMP_KEY = re.compile(r'^new:[0-9]+$')
-_DATE = re.compile(r'^\d{4}-\d{2}-\d{2}$')
 SUMMARY_MAX = 255
 TEXT_MAX = 32000
 ESTIMATED_CALLS_ENSURE_ISSUE = 3
+DATE_PATTERN = r'^[0-9]{4}-[0-9]{2}-[0-9]{2}$'
+BLANK_MESSAGE = 'не может быть пустым'
 
 
-def is_issue_key(value: object) -> bool:
-    """A Jira issue key like ``AURORA-1640``."""
-    return isinstance(value, str) and ISSUE_KEY.match(value) is not None
+# --- fields ----------------------------------------------------------------------------------------
 
+class Day(fields.String):
+    """A calendar date ``YYYY-MM-DD`` that exists (no 2026-02-30), kept as its string."""
 
-def is_temp_key(value: object) -> bool:
-    """A temp key like ``new:5`` (an issue an earlier ``ensure_issue`` of the batch creates)."""
-    return isinstance(value, str) and TEMP_KEY.match(value) is not None
+    OPENAPI = {'type': 'string', 'format': 'date', 'pattern': DATE_PATTERN}
+    default_error_messages = {'invalid': 'ожидается дата YYYY-MM-DD'}
+    _SHAPE = re.compile(DATE_PATTERN)
 
-
-class _Checker:
-    """Collects field errors of one params object, then raises them all at once."""
-
-    def __init__(self, params: object, allowed: tuple[str, ...]):
-        if not isinstance(params, Mapping):
-            raise ValidationError({'_params': ['ожидается объект параметров']})
-        self.params = params
-        self.errors: dict[str, list[str]] = {}
-        self.out: dict[str, Any] = {}
-        for name in params:
-            if name not in allowed:
-                self.fail(str(name), 'неизвестный параметр')
-
-    def fail(self, name: str, message: str) -> None:
-        self.errors.setdefault(name, []).append(message)
-
-    def text(self, name: str, *, required: bool = False, max_len: int = TEXT_MAX,
-             strip: bool = False) -> None:
-        if name not in self.params or (self.params[name] is None and not required):
-            if required:
-                self.fail(name, 'обязательное поле')
-            return
-        value = self.params[name]
-        if not isinstance(value, str):
-            self.fail(name, 'ожидается строка')
-            return
-        if strip:
-            value = value.strip()
-        if required and not value.strip():
-            self.fail(name, 'не может быть пустым')
-        elif len(value) > max_len:
-            self.fail(name, f'длиннее {max_len} символов')
-        else:
-            self.out[name] = value
-
-    def key(self, name: str, *, required: bool = False, temp: bool = True) -> None:
-        if name not in self.params or (self.params[name] is None and not required):
-            if required:
-                self.fail(name, 'обязательное поле')
-            return
-        value = self.params[name]
-        if is_issue_key(value) or (temp and is_temp_key(value)):
-            self.out[name] = value
-        elif temp:
-            self.fail(name, 'ожидается ключ задачи (AURORA-1) или временный ключ (new:1)')
-        else:
-            self.fail(name, 'ожидается ключ задачи, например AURORA-1')
-
-    def day(self, name: str) -> None:
-        value = self.params.get(name)
-        if value is None:
-            return
+    def _deserialize(self, value, attr, data, **kwargs):
+        text = super()._deserialize(value, attr, data, **kwargs)
         try:
-            if not (isinstance(value, str) and _DATE.match(value)):
-                raise ValueError
-            date.fromisoformat(value)
+            if self._SHAPE.fullmatch(text) is None:
+                raise ValueError(text)
+            date.fromisoformat(text)
         except ValueError:
-            self.fail(name, 'ожидается дата YYYY-MM-DD')
-            return
-        self.out[name] = value
-
-    def setting_key(self, name: str, mapping: object, what: str) -> None:
-        value = self.params.get(name)
-        if value is None:
-            self.fail(name, 'обязательное поле')
-        elif not isinstance(value, str):
-            self.fail(name, 'ожидается строка')
-        elif not isinstance(mapping, Mapping) or value not in mapping:
-            configured = ', '.join(mapping) if isinstance(mapping, Mapping) and mapping else 'нет'
-            self.fail(name, f'{what} {value!r} не настроен (настроены: {configured})')
-        else:
-            self.out[name] = value
-
-    def done(self) -> dict:
-        if self.errors:
-            raise ValidationError(self.errors)
-        return self.out
+            raise self.make_error('invalid') from None
+        return text
 
 
-def _setting(hub: Any, key: str) -> Any:
-    from ..settings import setting  # settings imports the module registry
-    return setting(hub, key)
+def _long_text(**kwargs) -> fields.String:
+    """A text up to ``TEXT_MAX`` characters that is not only whitespace."""
+    return fields.String(validate=[validate.Length(max=TEXT_MAX),
+                                   Pattern(NOT_BLANK_PATTERN, BLANK_MESSAGE)], **kwargs)
 
 
-# --- params validators ---------------------------------------------------------------------------
-
-def validate_refresh(hub: Any, params: Mapping[str, Any]) -> dict:
-    """``refresh``: exactly one of ``jql`` (string) or ``keys`` (non-empty list of issue keys)."""
-    check = _Checker(params, ('jql', 'keys', 'board_id'))
-    has_jql = params.get('jql') is not None
-    has_keys = params.get('keys') is not None
-    if has_jql == has_keys:
-        check.fail('jql', 'нужен ровно один из параметров jql или keys')
-    elif has_jql:
-        check.text('jql', required=True)
-    else:
-        keys = params['keys']
-        if not isinstance(keys, list) or not keys:
-            check.fail('keys', 'ожидается непустой список ключей задач')
-        elif not all(is_issue_key(key) for key in keys):
-            check.fail('keys', 'каждый элемент — ключ задачи, например AURORA-1')
-        else:
-            check.out['keys'] = list(keys)
-    board_id = params.get('board_id')
-    if board_id is not None:
-        if isinstance(board_id, bool) or not isinstance(board_id, int) or not 0 < board_id < 2**63:
-            check.fail('board_id', 'номер доски — целое больше нуля или null')
-        else:
-            check.out['board_id'] = board_id
-    return check.done()
+def _optional_text() -> Text:
+    return Text(max_length=TEXT_MAX, allow_none=True)
 
 
-_ENSURE_ISSUE_TEXTS = ('description', 'priority', 'assignee')
+# --- params schemas --------------------------------------------------------------------------------
+
+class Params(Schema):
+    """Params of a command: unknown names are refused, ``null`` means "not given"."""
+
+    @post_load
+    def drop_nulls(self, data: dict, **kwargs) -> dict:
+        return {name: value for name, value in data.items() if value is not None}
 
 
-def validate_ensure_issue(hub: Any, params: Mapping[str, Any]) -> dict:
-    """``ensure_issue``: configured ``issue_type``, ``summary``, at most one of key/temp_key."""
-    check = _Checker(params, ('issue_type', 'summary', 'key', 'temp_key', 'description', 'priority',
-                              'assignee', 'duedate', 'planned_start', 'planned_end', 'epic_key',
-                              'labels'))
-    check.setting_key('issue_type', _setting(hub, 'issue_types'), 'тип задачи')
-    check.text('summary', required=True, max_len=SUMMARY_MAX, strip=True)
-    if params.get('key') is not None and params.get('temp_key') is not None:
-        check.fail('temp_key', 'нужен только один из параметров key или temp_key')
-    else:
-        check.key('key', temp=False)
-        temp_key = params.get('temp_key')
-        if temp_key is not None:
-            if is_temp_key(temp_key):
-                check.out['temp_key'] = temp_key
-            else:
-                check.fail('temp_key', 'ожидается временный ключ new:<n>')
-    for name in _ENSURE_ISSUE_TEXTS:
-        check.text(name)
-    for name in ('duedate', 'planned_start', 'planned_end'):
-        check.day(name)
-    check.key('epic_key')
-    labels = params.get('labels')
-    if labels is not None:
-        if not isinstance(labels, list) or not all(
-                isinstance(label, str) and label and not any(ch.isspace() for ch in label)
-                for label in labels):
-            check.fail('labels', 'ожидается список меток без пробелов')
-        else:
-            check.out['labels'] = list(labels)
-    return check.done()
+class RefreshParams(Params):
+    """``refresh``: exactly one of ``jql`` or ``keys``."""
+
+    OPENAPI = {'oneOf': [{'required': ['jql'], 'properties': {'jql': {'type': 'string'}}},
+                         {'required': ['keys'], 'properties': {'keys': {'type': 'array'}}}]}
+
+    jql = _long_text(allow_none=True)
+    keys = fields.List(issue_key_field(), allow_none=True, validate=validate.Length(
+        min=1, error='ожидается непустой список ключей задач'))
+    board_id = Int(minimum=1, allow_none=True,
+                   metadata={'description': 'доска команд, поставленных до миграции v4'})
+
+    @validates_schema
+    def one_query(self, data: dict, **kwargs) -> None:
+        if (data.get('jql') is None) == (data.get('keys') is None):
+            raise ValidationError('нужен ровно один из параметров jql или keys', 'jql')
 
 
-def validate_ensure_link(hub: Any, params: Mapping[str, Any]) -> dict:
-    """``ensure_link``: source and target (keys or temp keys), configured ``link_type``."""
-    check = _Checker(params, ('source_key', 'target_key', 'link_type'))
-    check.key('source_key', required=True)
-    check.key('target_key', required=True)
-    check.setting_key('link_type', _setting(hub, 'link_types'), 'тип связи')
-    return check.done()
+class EnsureIssueParams(Params):
+    """``ensure_issue``: a configured ``issue_type``, ``summary``, at most one of key/temp_key."""
+
+    OPENAPI = {'not': {'required': ['key', 'temp_key'],
+                       'properties': {'key': {'type': 'string'}, 'temp_key': {'type': 'string'}}}}
+
+    issue_type = fields.String(required=True)  # one of the configured keys: ensure_issue_params
+    summary = StrippedText(required=True, max_length=SUMMARY_MAX)
+    key = issue_key_field(allow_none=True, metadata={'description': 'существующая задача'})
+    temp_key = fields.String(allow_none=True, validate=Pattern(
+        TEMP_KEY_PATTERN, 'ожидается временный ключ new:<n>'))
+    description = _optional_text()
+    priority = _optional_text()
+    assignee = _optional_text()
+    duedate = Day(allow_none=True)
+    planned_start = Day(allow_none=True)
+    planned_end = Day(allow_none=True)
+    epic_key = issue_or_temp_key_field(allow_none=True)
+    labels = fields.List(fields.String(validate=Pattern(
+        f'^[^{WHITESPACE}]+$', 'метка — непустая строка без пробельных символов')),
+        allow_none=True)
+
+    @validates_schema
+    def key_or_temp_key(self, data: dict, **kwargs) -> None:
+        if data.get('key') is not None and data.get('temp_key') is not None:
+            raise ValidationError('нужен только один из параметров key или temp_key', 'temp_key')
 
 
-def validate_add_comment(hub: Any, params: Mapping[str, Any]) -> dict:
-    """``add_comment``: ``key`` and a non-empty ``body``."""
-    check = _Checker(params, ('key', 'body'))
-    check.key('key', required=True)
-    check.text('body', required=True)
-    return check.done()
+class EnsureLinkParams(Params):
+    """``ensure_link``: source and target (keys or temp keys), a configured ``link_type``."""
+
+    source_key = issue_or_temp_key_field(required=True)
+    target_key = issue_or_temp_key_field(required=True)
+    link_type = fields.String(required=True)  # one of the configured keys: ensure_link_params
 
 
-def validate_transition(hub: Any, params: Mapping[str, Any]) -> dict:
+class AddCommentParams(Params):
+    """``add_comment``: ``key`` and a non-blank ``body``."""
+
+    key = issue_or_temp_key_field(required=True)
+    body = _long_text(required=True)
+
+
+class TransitionParams(Params):
     """``transition``: ``key`` and the target ``status`` name."""
-    check = _Checker(params, ('key', 'status'))
-    check.key('key', required=True)
-    check.text('status', required=True, max_len=255, strip=True)
-    return check.done()
+
+    key = issue_or_temp_key_field(required=True)
+    status = StrippedText(required=True, max_length=SUMMARY_MAX)
 
 
-def validate_fetch_attachment(hub: Any, params: Mapping[str, Any]) -> dict:
-    """``fetch_attachment``: ``attachment_id`` of an attachment listed in ``issue_attachment``."""
-    check = _Checker(params, ('attachment_id',))
-    attachment_id = params.get('attachment_id')
-    if isinstance(attachment_id, int) and not isinstance(attachment_id, bool):
-        attachment_id = str(attachment_id)  # Jira ids are numeric strings; accept the number too
-    if not isinstance(attachment_id, str) or not attachment_id:
-        check.fail('attachment_id', 'обязательное поле: id вложения')
-    elif hub.db.execute_sql('SELECT 1 FROM issue_attachment WHERE attachment_id = ?',
-                            (attachment_id,)).fetchone() is None:
-        check.fail('attachment_id', f'вложения {attachment_id} нет в зеркале')
+class FetchAttachmentParams(Params):
+    """``fetch_attachment``: ``attachment_id`` of an attachment in the mirror."""
+
+    # Jira ids are numeric strings; the number is accepted too and stored as its string.
+    attachment_id = JiraId(required=True)
+
+
+@functools.lru_cache(maxsize=64)
+def _configured(schema: type[Schema], name: str, setting: str, keys: tuple[str, ...],
+                what: str) -> type[Schema]:
+    """``schema`` whose param ``name`` must be one of ``keys`` (the keys of setting ``setting``).
+
+    One class per (schema, keys): a document that names the schema twice sees one component.
+    """
+    if keys:
+        error = f'{what} {{input!r}} не настроен (настроены: {{choices}})'
     else:
-        check.out['attachment_id'] = attachment_id
-    return check.done()
+        error = f'{what} {{input!r}} не настроен: настройка {setting} пуста'
+    field = fields.String(required=True, validate=validate.OneOf(keys, error=error),
+                          metadata={'description': f'ключ настройки {setting}'})
+    return type(schema.__name__, (schema,), {name: field, '__doc__': schema.__doc__,
+                                             '__module__': schema.__module__})
 
 
-# --- Jira-call estimates (contract §9.6) ---------------------------------------------------------
+def _keys_of(settings: Mapping[str, Any], name: str) -> tuple[str, ...]:
+    value = settings.get(name)
+    return tuple(value) if isinstance(value, Mapping) else ()
 
-def estimate_refresh(hub: Any, params: Mapping[str, Any]) -> int:
-    """By keys: one call per key; by jql: the mirror's issues of the base JQL (a project label) + 1."""
+
+def ensure_issue_params(settings: Mapping[str, Any]) -> Schema:
+    """``EnsureIssueParams`` with ``issue_type`` one of the configured ``issue_types``."""
+    return _configured(EnsureIssueParams, 'issue_type', 'issue_types',
+                       _keys_of(settings, 'issue_types'), 'тип задачи')()
+
+
+def ensure_link_params(settings: Mapping[str, Any]) -> Schema:
+    """``EnsureLinkParams`` with ``link_type`` one of the configured ``link_types``."""
+    return _configured(EnsureLinkParams, 'link_type', 'link_types',
+                       _keys_of(settings, 'link_types'), 'тип связи')()
+
+
+def _static(schema: type[Schema]):
+    return lambda settings: schema()
+
+
+# --- result schemas --------------------------------------------------------------------------------
+# What the agent reports in ``result`` (any status, so every field may be missing); extra fields
+# are kept as sent.
+
+class HistoryResult(LenientSchema):
+    """``result.history`` of a refresh (spec «Отметка журнала…»)."""
+
+    issues = Int(minimum=0, allow_none=True)
+    changes = Int(minimum=0, allow_none=True)
+    incomplete = fields.List(fields.Raw(), allow_none=True,
+                             metadata={'description': 'задачи, журнал которых не дочитан'})
+    error = fields.String(allow_none=True, metadata={'description': 'журнал не принят'})
+    backfill_error = fields.String(allow_none=True,
+                                   metadata={'description': 'ошибка стартовой загрузки'})
+
+
+class RefreshResult(LenientSchema):
+    issues = Int(minimum=0, allow_none=True)
+    links = Int(minimum=0, allow_none=True)
+    history = fields.Nested(HistoryResult, allow_none=True)
+
+
+class EnsureIssueResult(LenientSchema):
+    key = issue_key_field(allow_none=True, metadata={'description': 'ключ заведённой задачи'})
+
+
+class FetchAttachmentResult(LenientSchema):
+    sha256 = fields.String(allow_none=True, validate=Pattern(
+        SHA256_PATTERN, 'ожидается sha256 скачанного файла (64 строчные hex)'))
+    size = Int(minimum=0, allow_none=True)
+
+
+class AnyResult(LenientSchema):
+    """Any object."""
+
+
+# --- estimates (contract §9.6) and references --------------------------------------------------------
+
+def estimate_refresh(hub: Hub, params: Mapping[str, Any]) -> int:
+    """By keys: one call per key; by jql: the mirror's issues of the base JQL (own issues of some
+    project, ``hublib.slices``) + 1."""
     if params.get('keys'):
         return len(params['keys'])
-    row = hub.db.execute_sql(
-        'SELECT count(*) FROM issue i WHERE EXISTS (SELECT 1 FROM json_each(i.labels) AS l '
-        'JOIN project p ON p.label = l.value)').fetchone()
-    return row[0] + 1
+    own = (IssueMember.select(fn.COUNT(IssueMember.key.distinct()))
+           .where(IssueMember.neighbor == 0).scalar(hub.db))
+    return own + 1
+
+
+def missing_attachment(hub: Hub, params: Mapping[str, Any]) -> dict[str, str]:
+    attachment_id = params['attachment_id']
+    if IssueAttachment.select().where(IssueAttachment.attachment_id == attachment_id).exists(hub.db):
+        return {}
+    return {'attachment_id': f'вложения {attachment_id} нет в зеркале'}
 
 
 COMMAND_TYPES = {
-    'refresh': CommandType('refresh', validate_refresh, estimate_refresh),
-    'ensure_issue': CommandType('ensure_issue', validate_ensure_issue,
-                                ESTIMATED_CALLS_ENSURE_ISSUE, key_fields=('epic_key',)),
-    'ensure_link': CommandType('ensure_link', validate_ensure_link, 1,
-                               key_fields=('source_key', 'target_key')),
-    'add_comment': CommandType('add_comment', validate_add_comment, 1, key_fields=('key',)),
-    'transition': CommandType('transition', validate_transition, 1, key_fields=('key',)),
-    'fetch_attachment': CommandType('fetch_attachment', validate_fetch_attachment, 1),
+    'refresh': CommandType('refresh', _static(RefreshParams), RefreshResult, estimate_refresh),
+    'ensure_issue': CommandType('ensure_issue', ensure_issue_params, EnsureIssueResult,
+                                ESTIMATED_CALLS_ENSURE_ISSUE, key_fields=('epic_key',),
+                                writes=True),
+    'ensure_link': CommandType('ensure_link', ensure_link_params, AnyResult,
+                               key_fields=('source_key', 'target_key'), writes=True),
+    'add_comment': CommandType('add_comment', _static(AddCommentParams), AnyResult,
+                               key_fields=('key',), writes=True),
+    'transition': CommandType('transition', _static(TransitionParams), AnyResult,
+                              key_fields=('key',), writes=True),
+    'fetch_attachment': CommandType('fetch_attachment', _static(FetchAttachmentParams),
+                                    FetchAttachmentResult, references=missing_attachment),
 }
 
 MODULE = Module(name='jira', command_types=COMMAND_TYPES,

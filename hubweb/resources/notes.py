@@ -1,24 +1,26 @@
-"""Service notes: ``GET/PUT /notes/{key}`` (contract §10). hublib checks key and texts."""
+"""Service notes: ``GET/PUT /notes/{key}`` (contract §10). hublib checks key and texts
+(``notes.NoteKey``, ``notes.NoteChange``)."""
 from __future__ import annotations
 
 import falcon
 
 from hublib import notes
 from hublib.db import Hub
+from hublib.validation import ISSUE_OR_TEMP_KEY_PATTERN
 
 from ..openapi import operation
 from ..schemas import media
-from ..schemas.notes import NotePutSchema, NoteSchema
+from ..schemas.notes import NoteSchema
 
 
-NOTE_KEY = {'key': {'type': 'string', 'pattern': notes.NOTE_KEY.pattern}}
+NOTE_KEY = {'key': {'type': 'string', 'pattern': ISSUE_OR_TEMP_KEY_PATTERN}}
 
 
 class NoteResource:
     DOC = {
         'get': operation('Заметка задачи', response=NoteSchema, path=NOTE_KEY,
                          description='404, если у ключа нет заметки.'),
-        'put': operation('Изменить заметку', body=NotePutSchema, response=NoteSchema, path=NOTE_KEY,
+        'put': operation('Изменить заметку', body=notes.NoteChange, response=NoteSchema, path=NOTE_KEY,
                          description='Частичное обновление; updated_at — время хаба. Ключ — ключ '
                                      'Jira или временный new:<n>.'),
     }

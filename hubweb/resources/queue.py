@@ -1,27 +1,36 @@
 """The command queue: batches and commands for interfaces, claim and report for agents, and the
 agents' status (contract §9).
 
-Bodies and query strings go to hublib raw: it validates batches, claims and reports in plain
-Python, so every road (HTTP, CLI, scripts) gets the same 422 naming the same field.
+hublib validates batches, claims and reports with its own schemas, so every road (HTTP, MCP,
+scripts) gets the same 422 naming the same field. Here a path id becomes an int (anything else is
+the 404 of a missing one) and the query string goes to hublib's query schema as it came.
 """
 from __future__ import annotations
 
-
 import falcon
 
-from hublib import queue
+from hublib import batches, claims
 from hublib.db import Hub
+from hublib.errors import NotFoundError
+from hublib.validation import INT64_MAX, load
 
 from ..openapi import operation
 from ..schemas import object_body, query_values
 from ..schemas import queue as schemas
 
-BATCHES_QUERY = ('status', 'project', 'limit', 'cursor')
+BATCHES_QUERY = tuple(batches.BatchesQuery().fields)
+
+
+def path_id(value: str, not_found: str) -> int:
+    """A numeric path segment as an int id; anything else (``abc``, ``0``, 2**63) is a 404."""
+    if value.isascii() and value.isdecimal() and len(value) <= 19 and 0 < int(value) <= INT64_MAX:
+        return int(value)
+    raise NotFoundError(not_found.format(value))
 
 
 class BatchesResource:
     DOC = {
-        'get': operation('Пакеты команд', query=schemas.BatchesQuerySchema,
+        'get': operation('Пакеты команд', query=batches.BatchesQuery,
                          response=schemas.BatchListSchema,
                          description='Новые сначала; status вычисляется из команд; '
                                      'курсор — next_cursor.'),
@@ -36,13 +45,11 @@ class BatchesResource:
         self.hub = hub
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        resp.media = queue.batches(self.hub, **query_values(req, BATCHES_QUERY))
+        resp.media = batches.batches(self.hub, **query_values(req, BATCHES_QUERY))
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        body = object_body(req)
-        resp.media = queue.create_batch(self.hub, title=body.get('title'),
-                                        author=body.get('author'), commands=body.get('commands'),
-                                        project=body.get('project'))
+        body = load(batches.batch_schema(self.hub), object_body(req))
+        resp.media = batches.create_batch(self.hub, **body)
         resp.status = falcon.HTTP_201
 
 
@@ -53,7 +60,7 @@ class BatchResource:
         self.hub = hub
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, batch_id: str) -> None:
-        resp.media = queue.batch(self.hub, batch_id)
+        resp.media = batches.batch(self.hub, path_id(batch_id, batches.BATCH_NOT_FOUND))
 
 
 class BatchCancelResource:
@@ -65,7 +72,7 @@ class BatchCancelResource:
         self.hub = hub
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, batch_id: str) -> None:
-        resp.media = queue.cancel_batch(self.hub, batch_id)
+        resp.media = batches.cancel_batch(self.hub, path_id(batch_id, batches.BATCH_NOT_FOUND))
 
 
 class CommandResource:
@@ -75,11 +82,11 @@ class CommandResource:
         self.hub = hub
 
     def on_get(self, req: falcon.Request, resp: falcon.Response, command_id: str) -> None:
-        resp.media = queue.command(self.hub, command_id)
+        resp.media = batches.command(self.hub, path_id(command_id, batches.COMMAND_NOT_FOUND))
 
 
 class ClaimResource:
-    DOC = {'post': operation('Взять следующую команду (агент)', body=schemas.ClaimSchema,
+    DOC = {'post': operation('Взять следующую команду (агент)', body=claims.ClaimBody,
                              response=schemas.ClaimResultSchema,
                              description='Одна транзакция BEGIN IMMEDIATE: довыдача потерянной '
                                          '(до 3 раз), автообновление, следующая команда.')}
@@ -89,14 +96,14 @@ class ClaimResource:
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         body = object_body(req)
-        resp.media = queue.claim_command(
+        resp.media = claims.claim_command(
             self.hub, agent=body.get('agent'), agent_version=body.get('agent_version'),
             settings_version=body.get('settings_version'),
             last_call_at=body.get('last_jira_call_at'))
 
 
 class ReportResource:
-    DOC = {'post': operation('Отчёт агента о команде', body=schemas.ReportSchema,
+    DOC = {'post': operation('Отчёт агента о команде', body=claims.ReportBody,
                              response=schemas.ReportResultSchema,
                              description='Поздний отчёт о failed/cancelled: статус прежний, '
                                          'late = true; повтор отчёта ничего не меняет.')}
@@ -106,9 +113,9 @@ class ReportResource:
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, command_id: str) -> None:
         body = object_body(req)
-        resp.media = queue.report_command(
-            self.hub, command_id, agent=body.get('agent'), status=body.get('status'),
-            result=body.get('result'), error=body.get('error'),
+        resp.media = claims.report_command(
+            self.hub, path_id(command_id, batches.COMMAND_NOT_FOUND), agent=body.get('agent'),
+            status=body.get('status'), result=body.get('result'), error=body.get('error'),
             jira_calls=body.get('jira_calls'), rate_limited=body.get('rate_limited'))
 
 
@@ -121,7 +128,7 @@ class AgentsResource:
         self.hub = hub
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        resp.media = queue.agents(self.hub)
+        resp.media = claims.agents(self.hub)
 
 
 def routes(hub: Hub) -> list[tuple[str, object]]:

@@ -1,17 +1,7 @@
-"""Schemas of the note endpoints (contract §10). hublib checks the key and the texts."""
+"""Response schema of the note endpoints (contract §10); the body is hublib's ``notes.NoteChange``."""
 from __future__ import annotations
 
-from marshmallow import Schema, fields, validate
-
-TEXT = {'validate': validate.Length(max=20000), 'allow_none': True}
-
-
-class NotePutSchema(Schema):
-    work_kind = fields.String(**TEXT)
-    done_text = fields.String(**TEXT)
-    rest_text = fields.String(**TEXT)
-    owner_note = fields.String(**TEXT)
-    updated_by = fields.String(required=True)
+from marshmallow import Schema, fields
 
 
 class NoteSchema(Schema):

@@ -1,19 +1,19 @@
-"""Schemas of the queue endpoints (contract §9). Documentation only: hublib validates batches,
-claims and reports in plain Python (one rule, one place; command errors name
-``commands[<i>].params.<field>``)."""
+"""Response schemas of the queue endpoints (contract §9), for the API document.
+
+Request bodies and queries are hublib's own schemas (``batches.batch_schema(hub)``,
+``batches.BatchesQuery``, ``claims.ClaimBody``, ``claims.ReportBody``), which validate them;
+``BatchCreateSchema`` here only stands in for ``batches.batch_schema(hub)`` until the document is
+generated per hub, with each command's params as a ``oneOf`` by ``type``.
+"""
 from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
 from hublib import modules
+from hublib.batches import BATCH_STATUSES, STATUSES
 
-COMMAND_STATUSES = ('queued', 'claimed', 'done', 'failed', 'skipped', 'cancelled',
-                    'confirmed_by_state')
-REPORT_STATUSES = ('done', 'failed', 'skipped', 'confirmed_by_state')
 # From the module registry, so a new module or command type needs no edit here.
-AGENTS = tuple(modules.MODULES)
-COMMAND_TYPES = tuple(name for module in modules.MODULES.values() for name in module.command_types)
-BATCH_STATUSES = ('queued', 'running', 'cancelled', 'done')
+COMMAND_TYPES = tuple(modules.COMMAND_TYPES)
 
 
 class CommandInSchema(Schema):
@@ -36,7 +36,7 @@ class CommandSchema(Schema):
     seq = fields.Integer(required=True)
     type = fields.String(required=True)
     params = fields.Dict(required=True)
-    status = fields.String(required=True, validate=validate.OneOf(COMMAND_STATUSES))
+    status = fields.String(required=True, validate=validate.OneOf(STATUSES))
     claimed_at = fields.String(allow_none=True)
     deliveries = fields.Integer(required=True)
     finished_at = fields.String(allow_none=True)
@@ -79,21 +79,6 @@ class BatchListSchema(Schema):
     next_cursor = fields.String(allow_none=True)
 
 
-class BatchesQuerySchema(Schema):
-    status = fields.String(validate=validate.OneOf(BATCH_STATUSES))
-    project = fields.String()
-    limit = fields.Integer(validate=validate.Range(1, 1000),
-                           metadata={'description': 'по умолчанию 50'})
-    cursor = fields.String()
-
-
-class ClaimSchema(Schema):
-    agent = fields.String(required=True, validate=validate.OneOf(AGENTS))
-    agent_version = fields.String(allow_none=True)
-    settings_version = fields.Integer(allow_none=True)
-    last_jira_call_at = fields.String(allow_none=True)
-
-
 class DeliverySchema(Schema):
     id = fields.Integer(required=True)
     batch_id = fields.Integer(required=True)
@@ -107,15 +92,6 @@ class DeliverySchema(Schema):
 class ClaimResultSchema(Schema):
     command = fields.Nested(DeliverySchema, allow_none=True, required=True)
     settings_version = fields.Integer(allow_none=True, required=True)
-
-
-class ReportSchema(Schema):
-    agent = fields.String(required=True, validate=validate.OneOf(AGENTS))
-    status = fields.String(required=True, validate=validate.OneOf(REPORT_STATUSES))
-    result = fields.Dict(allow_none=True)
-    error = fields.String(allow_none=True, metadata={'description': 'обрезается до 1500 символов'})
-    jira_calls = fields.Integer(validate=validate.Range(min=0))
-    rate_limited = fields.Integer(validate=validate.Range(min=0))
 
 
 class ReportResultSchema(CommandSchema):

@@ -9,19 +9,15 @@ import io
 
 import pytest
 
-from hublib import files, mirror, notes, projects, queue, settings
+from hublib import files, mirror, notes, open_hub, projects, queue, settings
 from hublib.errors import ConflictError, NotFoundError, ValidationError
 
-ISSUE_TYPES = {'task': {'name': 'Задача', 'id': '3'}, 'epic': {'name': 'Эпик', 'id': '6'}}
 LIMIT_ERROR = 'агент не отчитался после 3 выдач'
 
 
 @pytest.fixture
-def hub(hub):
-    settings.update_settings(hub, {'project_key': 'AURORA', 'issue_types': ISSUE_TYPES,
-                                   'link_types': {'blocks': 'Blocks'}})
-    projects.create_project(hub, 'AWPCA', 'АРМ КА')
-    return hub
+def hub(hub, queue_settings):
+    return queue_settings(hub)
 
 
 def claim(hub, agent='jira', **kwargs):
@@ -270,14 +266,15 @@ def test_temp_key_substituted_at_delivery(hub):
 
 
 def test_unresolved_temp_key_is_skipped_with_error_naming_it(hub):
-    made = make_batch(hub, ensure('new:5'), comment('new:5', depends_on=1), comment('new:9'),
+    made = make_batch(hub, ensure('new:5'), comment('new:5', depends_on=1), comment('new:5'),
                       comment('AURORA-2'))
     ids = [c['id'] for c in made['commands']]
+    # confirmed_by_state without result.key: the issue exists, but its key is unknown
     report(hub, claim(hub)['command']['id'], status='confirmed_by_state', result={})
     assert claim(hub)['command']['id'] == ids[3]
-    for command_id, key in ((ids[1], 'new:5'), (ids[2], 'new:9')):
+    for command_id in ids[1:3]:
         skipped = queue.command(hub, command_id)
-        assert skipped['status'] == 'skipped' and key in skipped['error']
+        assert skipped['status'] == 'skipped' and 'new:5' in skipped['error']
 
 
 # --- report --------------------------------------------------------------------------------------
@@ -462,13 +459,15 @@ def test_auto_refresh_waits_for_queued_refresh_and_ignores_keys_runs(hub, clock)
     assert queue.batch(hub, auto['batch_id'])['title'] == 'Автообновление'
 
 
-def test_temp_key_of_an_earlier_batch_resolves(hub):
-    owner = make_batch(hub, ensure('new:8'))['commands'][0]['id']
+def test_temp_key_of_an_earlier_batch_is_refused_at_post(hub):
+    """Contract §9.1 (issue 10.3): a temp key is owned by an ensure_issue of the same batch only;
+    an earlier batch's temp key no longer resolves, it is a 422 naming the field."""
+    make_batch(hub, ensure('new:8'))
     report(hub, claim(hub)['command']['id'], result={'key': 'AURORA-1800'})
-    follow_up = make_batch(hub, comment('new:8'))['commands'][0]['id']
-    delivered = claim(hub)['command']
-    assert (delivered['id'], delivered['params']['key']) == (follow_up, 'AURORA-1800')
-    assert owner < follow_up
+    with pytest.raises(ValidationError) as error:
+        make_batch(hub, comment('new:8'))
+    assert list(error.value.fields) == ['commands[0].params.key']
+    assert 'new:8' in error.value.fields['commands[0].params.key'][0]
 
 
 def test_module_registry():
@@ -496,3 +495,73 @@ def test_issue_written_only_by_a_lost_delivery_is_marked_neighbor(hub, clock):
     flags = dict(hub.db.execute_sql('SELECT key, neighbor FROM issue').fetchall())
     assert flags == {'AURORA-1': 0, 'AURORA-2': 1}
     assert sync_run(hub, refresh_id)['issues_count'] == 1
+
+
+def test_auto_refresh_needs_a_base_jql(tmp_path, clock):
+    # A project key but no project: no base JQL, so auto refresh never queues anything.
+    bare = open_hub(tmp_path / 'bare', clock=clock)
+    try:
+        settings.update_settings(bare, {'project_key': 'AURORA', 'auto_refresh_minutes': 5})
+        assert projects.base_jql(bare) is None
+        assert claim(bare)['command'] is None
+        assert queue.batches(bare)['items'] == []
+    finally:
+        bare.close()
+
+
+# --- exact neighbour marking (issue 10.2) -------------------------------------------------------
+
+def full_run(hub, keys: list[str]) -> int:
+    """A full refresh through the protocol: claimed, one state page of ``keys``, reported done."""
+    command_id = make_batch(hub, {'type': 'refresh', 'params': {'jql': projects.base_jql(hub)}}
+                            )['commands'][0]['id']
+    assert claim(hub)['command']['id'] == command_id
+    mirror.ingest_state(hub, 'jira', command_id, [{'key': key, 'labels': ['AWPCA']} for key in keys])
+    report(hub, command_id, result={'history': {'issues': len(keys), 'changes': 0,
+                                                'incomplete': []}})
+    return command_id
+
+
+def neighbor_flags(hub) -> dict[str, int]:
+    return dict(hub.db.execute_sql('SELECT key, neighbor FROM issue ORDER BY key').fetchall())
+
+
+def test_several_full_runs_inside_one_second_mark_exactly_what_each_did_not_write(hub, clock):
+    """Issue 10.2: "not written by this run" is known from the keys the run wrote, not from the
+    clock. The clock stands still: every run is claimed and written in the same second."""
+    full_run(hub, ['AURORA-1', 'AURORA-2', 'AURORA-3'])
+    assert neighbor_flags(hub) == {'AURORA-1': 0, 'AURORA-2': 0, 'AURORA-3': 0}
+    full_run(hub, ['AURORA-2', 'AURORA-3'])
+    assert neighbor_flags(hub) == {'AURORA-1': 1, 'AURORA-2': 0, 'AURORA-3': 0}
+    full_run(hub, ['AURORA-1', 'AURORA-3'])
+    assert neighbor_flags(hub) == {'AURORA-1': 0, 'AURORA-2': 1, 'AURORA-3': 0}
+    assert hub.db.execute_sql('SELECT count(*) FROM refresh_written').fetchone() == (0,)
+
+
+def test_keys_written_only_by_a_lost_delivery_in_the_same_second_count_as_not_written(hub):
+    refresh_id = make_batch(hub, {'type': 'refresh', 'params': {'jql': projects.base_jql(hub)}}
+                            )['commands'][0]['id']
+    claim(hub)
+    mirror.ingest_state(hub, 'jira', refresh_id, [{'key': 'AURORA-1', 'labels': ['AWPCA']},
+                                                  {'key': 'AURORA-2', 'labels': ['AWPCA']}])
+    assert claim(hub)['command']['deliveries'] == 2  # same second: the first report was lost
+    assert hub.db.execute_sql('SELECT count(*) FROM refresh_written').fetchone() == (0,)
+    mirror.ingest_state(hub, 'jira', refresh_id, [{'key': 'AURORA-1', 'labels': ['AWPCA']}])
+    report(hub, refresh_id)
+    assert neighbor_flags(hub) == {'AURORA-1': 0, 'AURORA-2': 1}
+
+
+def test_written_keys_are_dropped_when_a_refresh_fails_or_gives_up(hub, clock):
+    failed = make_batch(hub, {'type': 'refresh', 'params': {'keys': ['AURORA-1']}})
+    given_up = make_batch(hub, {'type': 'refresh', 'params': {'keys': ['AURORA-2']}})
+    claim(hub)
+    mirror.ingest_state(hub, 'jira', failed['commands'][0]['id'], [{'key': 'AURORA-1'}])
+    report(hub, failed['commands'][0]['id'], status='failed', error='HTTP 500')
+    for _ in range(3):
+        claim(hub)
+    mirror.ingest_state(hub, 'jira', given_up['commands'][0]['id'], [{'key': 'AURORA-2'}])
+    assert hub.db.execute_sql('SELECT count(*) FROM refresh_written').fetchone() == (1,)
+    claim(hub)
+    assert queue.command(hub, given_up['commands'][0]['id'])['error'] == LIMIT_ERROR
+    assert hub.db.execute_sql('SELECT count(*) FROM refresh_written').fetchone() == (0,)
+    assert neighbor_flags(hub) == {'AURORA-1': 0, 'AURORA-2': 0}  # keys runs mark nothing

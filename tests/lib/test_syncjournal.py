@@ -56,7 +56,7 @@ def test_restart_run_resets_counters_keeps_start(aurora, clock):
         {'key': 'AURORA-1', 'links': [{'type': 'Blocks', 'direction': 'outward', 'key': 'AURORA-2'}]}])
     assert (run(aurora, command_id)['issues_count'], run(aurora, command_id)['links_count']) == (1, 1)
     clock.advance(minutes=3)
-    syncjournal.restart_run(aurora, command_id)
+    syncjournal.restart_run(aurora, command_id, {'jql': BASE_JQL})
     got = run(aurora, command_id)
     assert (got['issues_count'], got['links_count'], got['started_at']) == (
         0, 0, '2026-11-30T10:00:00+00:00')
@@ -64,7 +64,7 @@ def test_restart_run_resets_counters_keeps_start(aurora, clock):
 
 def test_restart_run_creates_a_missing_run(aurora):
     command_id = command(aurora, {'keys': ['AURORA-1']})
-    syncjournal.restart_run(aurora, command_id)
+    syncjournal.restart_run(aurora, command_id, {'keys': ['AURORA-1']})
     assert run(aurora, command_id)['query'] == 'AURORA-1'
 
 
@@ -124,7 +124,7 @@ def test_full_run_is_judged_by_base_jql_at_report_time(aurora, clock):
 
 
 def test_latest_full_run_started(aurora, clock):
-    assert syncjournal.latest_full_run_started(aurora) is None
+    assert syncjournal.latest_full_run_started(aurora, BASE_JQL) is None
     full = command(aurora, {'jql': BASE_JQL})
     syncjournal.open_run(aurora, full, {'jql': BASE_JQL})
     clock.advance(minutes=30)
@@ -132,8 +132,4 @@ def test_latest_full_run_started(aurora, clock):
     syncjournal.open_run(aurora, keys, {'keys': ['AURORA-1']})
     other = command(aurora, {'jql': 'project = AURORA'})
     syncjournal.open_run(aurora, other, {'jql': 'project = AURORA'})
-    assert syncjournal.latest_full_run_started(aurora) == '2026-11-30T10:00:00+00:00'
-
-
-def test_latest_full_run_without_base_jql(hub):
-    assert syncjournal.latest_full_run_started(hub) is None
+    assert syncjournal.latest_full_run_started(aurora, BASE_JQL) == '2026-11-30T10:00:00+00:00'

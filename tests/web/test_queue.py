@@ -3,17 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from hublib import projects, settings
-
-ISSUE_TYPES = {'task': {'name': 'Задача', 'id': '3'}, 'epic': {'name': 'Эпик', 'id': '6'}}
-
 
 @pytest.fixture
-def hub(hub):
-    settings.update_settings(hub, {'project_key': 'AURORA', 'issue_types': ISSUE_TYPES,
-                                   'link_types': {'blocks': 'Blocks'}})
-    projects.create_project(hub, 'AWPCA', 'АРМ КА')
-    return hub
+def hub(hub, queue_settings):
+    return queue_settings(hub)
 
 
 BATCH = {'title': 'Завести задачи', 'author': 'ivanov', 'project': 'AWPCA', 'commands': [
@@ -68,6 +61,10 @@ def test_invalid_batch_is_422_naming_command_and_field(client, client_headers):
 @pytest.mark.parametrize('method, path, expected', [
     ('GET', '/batches/999', 404), ('POST', '/batches/999/cancel', 404), ('GET', '/commands/999', 404),
     ('GET', '/commands/abc', 404), ('GET', '/batches?limit=0', 422), ('GET', '/batches?status=x', 422),
+    ('GET', '/batches/abc', 404), ('GET', '/batches/0', 404), ('GET', '/batches/-1', 404),
+    ('POST', '/batches/1.5/cancel', 404), ('GET', '/commands/99999999999999999999', 404),
+    ('GET', '/commands/%D9%A1', 404), ('GET', '/batches?limit=abc', 422),
+    ('GET', '/batches?limit=1001', 422), ('GET', '/batches?cursor=nope', 422),
 ])
 def test_queue_errors(client, client_headers, method, path, expected):
     path, _, query = path.partition('?')
@@ -78,6 +75,27 @@ def test_queue_errors(client, client_headers, method, path, expected):
 
 def test_batch_body_must_be_object(client, client_headers):
     assert post_batch(client, client_headers, [1, 2]).status_code == 422
+
+
+def test_unknown_batch_field_is_422_naming_it(client, client_headers):
+    answer = post_batch(client, client_headers, {**BATCH, 'priority': 'high'})
+    assert answer.status_code == 422 and list(answer.json['fields']) == ['priority']
+
+
+def test_temp_key_no_earlier_command_creates_is_422(client, client_headers):
+    body = {**BATCH, 'commands': [{'type': 'add_comment',
+                                   'params': {'key': 'new:1', 'body': 'текст'}}]}
+    answer = post_batch(client, client_headers, body)
+    assert answer.status_code == 422
+    assert list(answer.json['fields']) == ['commands[0].params.key']
+
+
+def test_fetch_of_an_attachment_not_in_the_mirror_is_404_naming_the_field(client, client_headers):
+    body = {**BATCH, 'commands': [{'type': 'fetch_attachment', 'params': {'attachment_id': '7'}}]}
+    answer = post_batch(client, client_headers, body)
+    assert answer.status_code == 404
+    assert 'commands[0].params.attachment_id' in answer.json['description']
+    assert client.simulate_get('/batches', headers=client_headers).json['items'] == []
 
 
 def test_claim_report_cycle_and_cancel(client, client_headers, agent_headers):
@@ -96,12 +114,19 @@ def test_claim_report_cycle_and_cancel(client, client_headers, agent_headers):
     report(client, agent_headers, link['id'])
     final = client.simulate_get(f'/batches/{batch["id"]}', headers=client_headers).json
     assert final['status'] == 'cancelled' and final['counts']['done'] == 2
+    # read your writes (contract §9.4a): the hub's refresh of what the batch wrote comes next
+    refresh = claim(client, agent_headers).json['command']
+    assert (refresh['type'], refresh['params']) == ('refresh', {'keys': ['AURORA-2', 'AURORA-1640']})
+    followup = client.simulate_get(f'/batches/{refresh["batch_id"]}', headers=client_headers).json
+    assert (followup['title'], followup['author'], followup['project']) == (
+        'Обновление после записи', 'hub', 'AWPCA')
 
 
 def test_report_errors(client, client_headers, agent_headers):
     batch = post_batch(client, client_headers).json
     command_id = batch['commands'][0]['id']
     assert report(client, agent_headers, 999).status_code == 404
+    assert report(client, agent_headers, 'abc').status_code == 404
     assert report(client, agent_headers, command_id).status_code == 409  # queued
     claim(client, agent_headers)
     bad = report(client, agent_headers, command_id, status='queued')
