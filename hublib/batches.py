@@ -31,7 +31,8 @@ from .db import Hub
 from .errors import NotFoundError, ValidationError
 from .models import Batch, BatchFollowup, Command, LateDone, SqlNames
 from .paging import decode_cursor, page
-from .settings import pacing, project_labels, stored_settings
+from .projects import require_project
+from .settings import pacing, stored_settings
 from .slices import natural_key
 from .validation import (Int, LenientInt, StrippedText, Text, is_issue_key, is_temp_key,
                          load)
@@ -134,15 +135,19 @@ def command_schemas(settings: Mapping[str, Any]) -> dict[str, Schema]:
             for name, params in modules.params_schemas(settings).items()}
 
 
-def batch_schema_for(settings: Mapping[str, Any], projects: Iterable[str]) -> Schema:
-    """The body of ``POST /batches`` under ``settings``, with ``project`` one of ``projects``."""
-    labels = list(projects)
+def batch_schema_for(settings: Mapping[str, Any]) -> Schema:
+    """The body of ``POST /batches`` under ``settings`` (its configured issue and link types).
+
+    ``project`` is any label here: a label that names no project is a reference to state (404,
+    like ``GET /issues?project=``), not a malformed body, so the document does not list labels
+    that a request elsewhere may create or remove.
+    """
     return Schema.from_dict({
         'title': StrippedText(required=True, max_length=TITLE_MAX,
                               blank='обязательное поле: название пакета'),
         'author': Text(max_length=AUTHOR_MAX, allow_none=True, load_default=None),
-        'project': fields.String(allow_none=True, load_default=None, validate=validate.OneOf(
-            labels, error='проекта {input!r} нет'), metadata={'description': 'метка проекта'}),
+        'project': fields.String(allow_none=True, load_default=None,
+                                 metadata={'description': 'метка проекта (404, если его нет)'}),
         'commands': fields.List(CommandIn(command_schemas(settings)), required=True, validate=[
             validate.Length(min=1, error='ожидается непустой список команд'),
             validate.Length(max=MAX_COMMANDS, error=f'больше {MAX_COMMANDS} команд в одном пакете')]),
@@ -152,7 +157,7 @@ def batch_schema_for(settings: Mapping[str, Any], projects: Iterable[str]) -> Sc
 def batch_schema(hub: Hub) -> Schema:
     """The body of ``POST /batches`` as this hub accepts it now (current settings and projects)."""
     with hub.read():
-        return batch_schema_for(stored_settings(hub), project_labels(hub))
+        return batch_schema_for(stored_settings(hub))
 
 
 def _cross_command_errors(commands: list[dict]) -> dict[str, list[str]]:
@@ -187,10 +192,12 @@ def _missing_references(hub: Hub, commands: list[dict]) -> dict[str, str]:
 
 
 def _validated(hub: Hub, body: Mapping[str, Any]) -> dict:
-    values = load(batch_schema_for(stored_settings(hub), project_labels(hub)), body)
+    values = load(batch_schema_for(stored_settings(hub)), body)
     errors = _cross_command_errors(values['commands'])
     if errors:
         raise ValidationError(errors)
+    if values['project'] is not None:
+        require_project(hub, values['project'])
     missing = _missing_references(hub, values['commands'])
     if missing:
         raise NotFoundError('; '.join(f'{name}: {message}' for name, message in missing.items()))

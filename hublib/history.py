@@ -28,7 +28,7 @@ HistoryItem = LenientSchema.from_dict({
     **{name: fields.String(allow_none=True) for name in ITEM_TEXT_FIELDS}}, name='HistoryItem')
 
 
-class HistoryBody(Schema):
+class HistoryBody(LenientSchema):
     """Body of ``POST /agent/history``."""
 
     agent = fields.String(required=True, validate=validate.OneOf(tuple(modules.MODULES)))

@@ -70,7 +70,7 @@ IssueIn = LenientSchema.from_dict({
 }, name='IssueIn')
 
 
-class StateBody(Schema):
+class StateBody(LenientSchema):
     """Body of ``POST /agent/state``: a page of issues of a claimed refresh."""
 
     agent = fields.String(required=True, validate=validate.OneOf(tuple(modules.MODULES)))
@@ -311,7 +311,7 @@ class BoardIn(LenientSchema):
     sprints = fields.List(fields.Nested(SprintIn), allow_none=True)
 
 
-class BoardsBody(Schema):
+class BoardsBody(LenientSchema):
     """Body of ``POST /agent/boards``."""
 
     agent = fields.String(required=True, validate=validate.OneOf(tuple(modules.MODULES)))

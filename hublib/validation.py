@@ -168,7 +168,8 @@ class Text(fields.String):
 class JiraId(fields.String):
     """A Jira id: a non-empty string, or an integer that is stored as its string."""
 
-    OPENAPI = {'oneOf': [{'type': 'string', 'minLength': 1}, {'type': 'integer'}]}
+    OPENAPI = {'oneOf': [{'type': 'string', 'minLength': 1},
+                         {'type': 'integer', 'minimum': INT64_MIN, 'maximum': INT64_MAX}]}
 
     def _deserialize(self, value, attr, data, **kwargs):
         if type(value) is int and INT64_MIN <= value <= INT64_MAX:

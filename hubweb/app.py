@@ -8,7 +8,7 @@ from hublib.db import Hub
 
 from . import errors, ui
 from .auth import BodyLimit, RequestLog, ThreadConnection, TokenAuth
-from .openapi import OpenApiResource, build_document
+from .openapi import OpenApiResource
 from .schemas import json_handler
 
 from .resources import attachments, health, mirror, notes, projects, queue, settings
@@ -35,10 +35,8 @@ def create_app(hub: Hub) -> falcon.App:
     app.resp_options.default_media_type = falcon.MEDIA_JSON
     errors.install(app)
     routes = feature_routes(hub)
-    openapi = OpenApiResource()
-    routes.append(('/openapi.json', openapi))
     # The document describes exactly the routes registered below, itself included.
-    openapi.document = build_document(routes, version=hublib.__version__)
+    routes.append(('/openapi.json', OpenApiResource(hub, routes, hublib.__version__)))
     for uri, resource in routes:
         app.add_route(uri, resource)
     ui.install(app)  # the web page: static files and GET / -> /ui/, not API operations

@@ -6,12 +6,16 @@ so the document and the routing table cannot drift apart; a test compares them.
 from __future__ import annotations
 
 import re
+import threading
 from typing import Any, Iterable
 
 import falcon
 from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 from marshmallow import Schema
+
+from hublib import modules, settings
+from hublib.db import Hub
 
 from .auth import required_role
 from .schemas import ErrorSchema
@@ -80,7 +84,18 @@ def _operation_dict(uri: str, method: str, doc: dict[str, Any]) -> dict[str, Any
 
 def field_openapi(self, field, ret: dict, **kwargs) -> dict:
     """hublib's own fields say which JSON-schema keywords they enforce (``OPENAPI``); a field
-    that is one of several types (``oneOf``) has no single ``type``."""
+    that is one of several types (``oneOf``) has no single ``type``. A field that picks its schema
+    by a discriminator (``batches.CommandIn``: ``schemas`` by command type) is a ``oneOf`` of
+    those schemas."""
+    if ret.get('enum') == []:  # one of nothing (no issue type configured yet): no value is valid
+        ret.pop('enum')
+        return {'not': {}}
+    schemas = getattr(field, 'schemas', None)
+    if isinstance(schemas, dict) and schemas:
+        refs = {name: self.resolve_nested_schema(schema) for name, schema in schemas.items()}
+        ret.pop('type', None)
+        return {'oneOf': list(refs.values()), 'discriminator': {
+            'propertyName': 'type', 'mapping': {name: ref['$ref'] for name, ref in refs.items()}}}
     extra = getattr(field, 'OPENAPI', None)
     if not extra:
         return {}
@@ -90,8 +105,14 @@ def field_openapi(self, field, ret: dict, **kwargs) -> dict:
     return dict(extra)
 
 
-def build_document(routes: Iterable[tuple[str, object]], *, version: str) -> dict[str, Any]:
-    """The OpenAPI document of every (uri template, resource) pair."""
+def build_document(routes: Iterable[tuple[str, object]], *, version: str,
+                   hub: Hub | None = None) -> dict[str, Any]:
+    """The OpenAPI document of every (uri template, resource) pair.
+
+    A body given as a function of the hub (``batches.batch_schema``: the configured issue and link
+    types) is that function's schema for ``hub`` now; every command type's result schema is a
+    component too (``RefreshResult``, ``EnsureIssueResult``, …), for agent authors.
+    """
     plugin = MarshmallowPlugin()
     spec = APISpec(title='sdlc-hub', version=version, openapi_version='3.0.3',
                    plugins=[plugin],
@@ -100,22 +121,51 @@ def build_document(routes: Iterable[tuple[str, object]], *, version: str) -> dic
     spec.components.schema('Error', schema=ErrorSchema)
     for role in ('agent', 'client'):
         spec.components.security_scheme(f'{role}Token', {'type': 'http', 'scheme': 'bearer'})
+    for schema in {type(schema): schema for schema in modules.result_schemas().values()}.values():
+        spec.components.schema(type(schema).__name__, schema=schema)
     for uri, resource in routes:
         doc = getattr(resource, 'DOC', {})
-        operations = {method: _operation_dict(uri, method, doc[method]) for method in METHODS
-                      if method in doc}
+        operations = {method: _operation_dict(uri, method, _for_hub(doc[method], hub))
+                      for method in METHODS if method in doc}
         spec.path(path=uri, operations=operations)
-    return spec.to_dict()
+    document = spec.to_dict()
+    # keywords a schema states for the whole object (``jira.RefreshParams``: one of jql or keys)
+    for key, name in plugin.converter.refs.items():
+        document['components']['schemas'][name].update(getattr(key[0], 'OPENAPI', {}))
+    return document
+
+
+def _for_hub(doc: dict[str, Any], hub: Hub | None) -> dict[str, Any]:
+    body = doc['body']
+    if callable(body) and not isinstance(body, type):
+        return {**doc, 'body': body(hub)}
+    return doc
 
 
 class OpenApiResource:
-    """``GET /openapi.json``: the document, built once at start."""
+    """``GET /openapi.json``: the document of the hub as it is configured now.
 
-    def __init__(self, document: dict[str, Any] | None = None):
-        self.document = document or {}
+    Which issue and link types a batch may name is configuration, so the document is rebuilt
+    when ``settings_version`` moves (every settings change bumps it) and kept otherwise.
+    """
 
     DOC = {'get': operation('OpenAPI-описание API',
-                            description='Документ OpenAPI 3 всех эндпоинтов хаба.')}
+                            description='Документ OpenAPI 3 всех эндпоинтов хаба; типы задач и '
+                                        'связей в командах — настроенные сейчас.')}
+
+    def __init__(self, hub: Hub, routes: list[tuple[str, object]], version: str):
+        self.hub, self.routes, self.version = hub, routes, version
+        self._built: tuple[object, dict[str, Any]] | None = None
+        self._lock = threading.Lock()
+
+    def document(self) -> dict[str, Any]:
+        """The current document (built again after a settings change)."""
+        stamp = settings.setting(self.hub, 'settings_version')
+        with self._lock:
+            if self._built is None or self._built[0] != stamp:
+                self._built = (stamp, build_document(self.routes, version=self.version,
+                                                     hub=self.hub))
+            return self._built[1]
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        resp.media = self.document
+        resp.media = self.document()

@@ -88,8 +88,12 @@ class Params(Schema):
 class RefreshParams(Params):
     """``refresh``: exactly one of ``jql`` or ``keys``."""
 
-    OPENAPI = {'oneOf': [{'required': ['jql'], 'properties': {'jql': {'type': 'string'}}},
-                         {'required': ['keys'], 'properties': {'keys': {'type': 'array'}}}]}
+    # exactly one of the two given (a null counts as not given)
+    OPENAPI = {'oneOf': [
+        {'required': ['jql'], 'properties': {'jql': {'type': 'string'}},
+         'not': {'required': ['keys'], 'properties': {'keys': {'type': 'array'}}}},
+        {'required': ['keys'], 'properties': {'keys': {'type': 'array'}},
+         'not': {'required': ['jql'], 'properties': {'jql': {'type': 'string'}}}}]}
 
     jql = _long_text(allow_none=True)
     keys = fields.List(issue_key_field(), allow_none=True, validate=validate.Length(
@@ -202,7 +206,7 @@ def _static(schema: type[Schema]):
 # What the agent reports in ``result`` (any status, so every field may be missing); extra fields
 # are kept as sent.
 
-class HistoryResult(LenientSchema):
+class RefreshHistory(LenientSchema):
     """``result.history`` of a refresh (spec «Отметка журнала…»)."""
 
     issues = Int(minimum=0, allow_none=True)
@@ -217,7 +221,7 @@ class HistoryResult(LenientSchema):
 class RefreshResult(LenientSchema):
     issues = Int(minimum=0, allow_none=True)
     links = Int(minimum=0, allow_none=True)
-    history = fields.Nested(HistoryResult, allow_none=True)
+    history = fields.Nested(RefreshHistory, allow_none=True)
 
 
 class EnsureIssueResult(LenientSchema):

@@ -299,8 +299,8 @@ class QueuedCommand(TypedDict):
     type: str
     params: dict[str, Any]
     depends_on: int | None
-    id: NotRequired[int]
-    batch_id: NotRequired[int]
+    id: NotRequired[int | None]
+    batch_id: NotRequired[int | None]
     status: NotRequired[CommandStatus]
     claimed_at: NotRequired[Text]
     deliveries: NotRequired[int]
@@ -314,7 +314,7 @@ class QueuedCommand(TypedDict):
 
 class QueuedBatch(TypedDict):
     """The batch as ``POST /batches`` answers it (``dry_run: false``), or its preview
-    (``dry_run: true``: nothing stored, so no id, time, status or counts)."""
+    (``dry_run: true``: nothing stored, so ``id`` null and ``depends_on`` the seq)."""
 
     dry_run: bool
     title: str
@@ -322,7 +322,7 @@ class QueuedBatch(TypedDict):
     project: Text
     estimate_seconds: int | None
     commands: list[QueuedCommand]
-    id: NotRequired[int]
+    id: NotRequired[int | None]
     created_at: NotRequired[str]
     cancelled_at: NotRequired[Text]
     status: NotRequired[BatchStatus]

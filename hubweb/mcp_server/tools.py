@@ -25,7 +25,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field, WithJsonSchema
 
 import hublib
-from hublib import files, notes, projects, queue, reads, settings
+from hublib import batches, files, notes, projects, queue, reads, settings
 from hublib.db import Hub
 from hublib.errors import HubError, NotFoundError, ValidationError
 from hublib.paging import page_limit
@@ -107,7 +107,7 @@ COMMAND_SCHEMA = {
                        'description': 'номер (seq, с 1) более ранней команды этого пакета'}}}
 # Any: every check (list, types, params of each command type) is hublib's, with its field paths.
 Commands = Annotated[Any, WithJsonSchema({
-    'type': 'array', 'minItems': 1, 'maxItems': queue.MAX_COMMANDS, 'items': COMMAND_SCHEMA,
+    'type': 'array', 'minItems': 1, 'maxItems': batches.MAX_COMMANDS, 'items': COMMAND_SCHEMA,
     'description': 'команды пакета, как в POST /batches'})]
 
 

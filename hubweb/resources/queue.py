@@ -3,7 +3,7 @@ agents' status (contract §9).
 
 hublib validates batches, claims and reports with its own schemas, so every road (HTTP, MCP,
 scripts) gets the same 422 naming the same field. Here a path id becomes an int (anything else is
-the 404 of a missing one) and the query string goes to hublib's query schema as it came.
+the 404 of a missing one) and the query string becomes the typed values of hublib's query schema.
 """
 from __future__ import annotations
 
@@ -11,88 +11,68 @@ import falcon
 
 from hublib import batches, claims
 from hublib.db import Hub
-from hublib.errors import NotFoundError
-from hublib.validation import INT64_MAX, load
+from hublib.validation import load
 
 from ..openapi import operation
-from ..schemas import object_body, query_values
+from ..schemas import load_query, object_body, path_int
 from ..schemas import queue as schemas
-
-BATCHES_QUERY = tuple(batches.BatchesQuery().fields)
-
-
-def path_id(value: str, not_found: str) -> int:
-    """A numeric path segment as an int id; anything else (``abc``, ``0``, 2**63) is a 404."""
-    if value.isascii() and value.isdecimal() and len(value) <= 19 and 0 < int(value) <= INT64_MAX:
-        return int(value)
-    raise NotFoundError(not_found.format(value))
+from . import Resource
 
 
-class BatchesResource:
+class BatchesResource(Resource):
     DOC = {
         'get': operation('Пакеты команд', query=batches.BatchesQuery,
                          response=schemas.BatchListSchema,
                          description='Новые сначала; status вычисляется из команд; '
                                      'курсор — next_cursor.'),
-        'post': operation('Поставить пакет команд', body=schemas.BatchCreateSchema,
+        # the body's schema depends on the settings (configured issue and link types)
+        'post': operation('Поставить пакет команд', body=batches.batch_schema,
                           response=schemas.BatchSchema, status=201,
                           description='Каждая команда проверяется схемой своего типа; ошибка — '
                                       '422 с полем вида commands[1].params.summary, ничего не '
-                                      'создано.'),
+                                      'создано. depends_on — номер более ранней команды; '
+                                      'временный ключ new:N в полях-ключах заводит более ранняя '
+                                      'ensure_issue этого пакета. Проекта или вложения нет — 404.'),
     }
 
-    def __init__(self, hub: Hub):
-        self.hub = hub
-
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        resp.media = batches.batches(self.hub, **query_values(req, BATCHES_QUERY))
+        resp.media = batches.batches(self.hub, **load_query(batches.BatchesQuery, req))
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
+        # the body is typed by hublib's own schema (an unknown field is a 422 naming it)
         body = load(batches.batch_schema(self.hub), object_body(req))
         resp.media = batches.create_batch(self.hub, **body)
         resp.status = falcon.HTTP_201
 
 
-class BatchResource:
+class BatchResource(Resource):
     DOC = {'get': operation('Пакет с командами', response=schemas.BatchSchema)}
 
-    def __init__(self, hub: Hub):
-        self.hub = hub
-
     def on_get(self, req: falcon.Request, resp: falcon.Response, batch_id: str) -> None:
-        resp.media = batches.batch(self.hub, path_id(batch_id, batches.BATCH_NOT_FOUND))
+        resp.media = batches.batch(self.hub, path_int(batch_id, batches.BATCH_NOT_FOUND))
 
 
-class BatchCancelResource:
+class BatchCancelResource(Resource):
     DOC = {'post': operation('Отменить пакет', response=schemas.BatchSchema,
                              description='queued → cancelled; выданные завершатся отчётом. '
                                          'Повтор ничего не меняет.')}
 
-    def __init__(self, hub: Hub):
-        self.hub = hub
-
     def on_post(self, req: falcon.Request, resp: falcon.Response, batch_id: str) -> None:
-        resp.media = batches.cancel_batch(self.hub, path_id(batch_id, batches.BATCH_NOT_FOUND))
+        resp.media = batches.cancel_batch(self.hub, path_int(batch_id, batches.BATCH_NOT_FOUND))
 
 
-class CommandResource:
+class CommandResource(Resource):
     DOC = {'get': operation('Команда', response=schemas.CommandSchema)}
 
-    def __init__(self, hub: Hub):
-        self.hub = hub
-
     def on_get(self, req: falcon.Request, resp: falcon.Response, command_id: str) -> None:
-        resp.media = batches.command(self.hub, path_id(command_id, batches.COMMAND_NOT_FOUND))
+        resp.media = batches.command(self.hub, path_int(command_id, batches.COMMAND_NOT_FOUND))
 
 
-class ClaimResource:
+class ClaimResource(Resource):
     DOC = {'post': operation('Взять следующую команду (агент)', body=claims.ClaimBody,
                              response=schemas.ClaimResultSchema,
                              description='Одна транзакция BEGIN IMMEDIATE: довыдача потерянной '
                                          '(до 3 раз), автообновление, следующая команда.')}
-
-    def __init__(self, hub: Hub):
-        self.hub = hub
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
         body = object_body(req)
@@ -102,30 +82,24 @@ class ClaimResource:
             last_call_at=body.get('last_jira_call_at'))
 
 
-class ReportResource:
+class ReportResource(Resource):
     DOC = {'post': operation('Отчёт агента о команде', body=claims.ReportBody,
                              response=schemas.ReportResultSchema,
                              description='Поздний отчёт о failed/cancelled: статус прежний, '
                                          'late = true; повтор отчёта ничего не меняет.')}
 
-    def __init__(self, hub: Hub):
-        self.hub = hub
-
     def on_post(self, req: falcon.Request, resp: falcon.Response, command_id: str) -> None:
         body = object_body(req)
         resp.media = claims.report_command(
-            self.hub, path_id(command_id, batches.COMMAND_NOT_FOUND), agent=body.get('agent'),
+            self.hub, path_int(command_id, batches.COMMAND_NOT_FOUND), agent=body.get('agent'),
             status=body.get('status'), result=body.get('result'), error=body.get('error'),
             jira_calls=body.get('jira_calls'), rate_limited=body.get('rate_limited'))
 
 
-class AgentsResource:
+class AgentsResource(Resource):
     DOC = {'get': operation('Статус агентов модулей', response=schemas.AgentListSchema,
                             description='online — последний запрос моложе 5 минут; redelivered — '
                                         'выданные больше одного раза.')}
-
-    def __init__(self, hub: Hub):
-        self.hub = hub
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         resp.media = claims.agents(self.hub)

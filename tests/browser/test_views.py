@@ -232,7 +232,7 @@ def test_saving_a_note_changes_get_notes(ui):
     author = editor.locator('[name="updated_by"]')
     page.wait_for_selector('form.note-editor [name="updated_by"][aria-invalid="true"]')
     error = editor.locator('.field:has([name="updated_by"]) .field-error')
-    assert 'обязательное поле' in error.inner_text()
+    assert 'укажите, кто правит заметку' in error.inner_text()  # the API's own message
     assert error.get_attribute('id') in author.get_attribute('aria-describedby').split()
     author.fill('ivanov')
     editor.locator('button[type="submit"]').click()

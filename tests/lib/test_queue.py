@@ -118,13 +118,23 @@ def test_scenario_config_without_bug_type_rejects_ensure_issue_bug(configured):
 
 @pytest.mark.parametrize('changes, field', [
     ({'title': ''}, 'title'), ({'title': None}, 'title'), ({'author': 5}, 'author'),
-    ({'project': 'NOPE'}, 'project'), ({'commands': []}, 'commands'), ({'commands': None}, 'commands'),
+    ({'commands': []}, 'commands'), ({'commands': None}, 'commands'),
 ])
 def test_invalid_batch_fields(configured, changes, field):
     kwargs = {'title': 't', 'author': None, 'commands': [comment()], **changes}
     with pytest.raises(ValidationError) as error:
         queue.create_batch(configured, **kwargs)
     assert field in error.value.fields
+
+
+def test_batch_of_a_project_that_does_not_exist_is_not_found_and_not_created(configured):
+    before = queue.batches(configured)
+    with pytest.raises(NotFoundError, match='проекта .NOPE. нет'):
+        queue.create_batch(configured, title='t', project='NOPE', commands=[comment()])
+    with pytest.raises(NotFoundError):
+        queue.create_batch(configured, title='t', project='NOPE', commands=[comment()],
+                           dry_run=True)
+    assert queue.batches(configured) == before
 
 
 def test_duplicate_temp_key_in_batch(configured):
@@ -378,14 +388,14 @@ def test_batch_schema_follows_the_settings_and_the_projects(configured):
     assert set(issue_type.validators[0].choices) == {'task', 'epic'}
     link_type = commands['ensure_link'].fields['params'].schema.fields['link_type']
     assert set(link_type.validators[0].choices) == {'blocks', 'relates'}
-    assert schema.fields['project'].validators[0].choices == ['AWPCA']
     settings.update_settings(configured, {'link_types': {'blocks': 'Blocks'}})
     projects.create_project(configured, 'STOCKS', 'Склады')
     schema = batches.batch_schema(configured)
     link_type = (schema.fields['commands'].inner.schemas['ensure_link'].fields['params']
                  .schema.fields['link_type'])
     assert link_type.validators[0].choices == ('blocks',)
-    assert schema.fields['project'].validators[0].choices == ['AWPCA', 'STOCKS']
+    assert queue.create_batch(configured, title='t', project='STOCKS',
+                              commands=[comment()])['project'] == 'STOCKS'
     with pytest.raises(ValidationError) as error:  # and creation follows the same settings
         queue.create_batch(configured, title='t', commands=[
             {'type': 'ensure_link', 'params': {'source_key': 'AURORA-1', 'target_key': 'AURORA-2',

@@ -275,13 +275,12 @@ async def test_queue_batch_dry_run_previews_and_stores_nothing(client, filled):
     before = queue.batches(filled, limit=1000)
     result = await client.call_tool('queue_batch', {**NEW_BATCH, 'dry_run': True})
     preview = result.structured_content
-    assert preview == {
-        'dry_run': True, 'title': NEW_BATCH['title'], 'author': 'ivanov', 'project': 'AWPCA',
-        'estimate_seconds': 1,
-        'commands': [{'seq': 1, 'type': 'add_comment',
-                      'params': {'key': 'AURORA-2', 'body': 'текст'}, 'depends_on': None},
-                     {'seq': 2, 'type': 'refresh', 'params': {'keys': ['AURORA-2']},
-                      'depends_on': 1}]}
+    assert preview == queue.create_batch(filled, **NEW_BATCH, dry_run=True)  # hublib's preview
+    assert (preview['dry_run'], preview['id'], preview['title'], preview['project'],
+            preview['estimate_seconds']) == (True, None, NEW_BATCH['title'], 'AWPCA', 1)
+    assert [(c['seq'], c['type'], c['params'], c['depends_on']) for c in preview['commands']] == [
+        (1, 'add_comment', {'key': 'AURORA-2', 'body': 'текст'}, None),
+        (2, 'refresh', {'keys': ['AURORA-2']}, 1)]
     assert queue.batches(filled, limit=1000) == before
 
 
@@ -383,7 +382,7 @@ async def test_not_found_text_is_the_hubs_own(client):
     ('sync_runs', {'limit': 101}, {'limit': ['ожидается целое от 1 до 100']}),
     ('list_batches', {'limit': 101}, {'limit': ['ожидается целое от 1 до 100']}),
     ('list_batches', {'status': 'bogus'},
-     {'status': ['ожидается один из: queued, running, cancelled, done']}),
+     {'status': ['ожидается одно из: queued, running, cancelled, done']}),
     ('get_issue', {'key': 'AURORA-1', 'max_chars': 0},
      {'max_chars': ['ожидается целое от 1 до 1000000']}),
     ('get_issue', {'key': 'AURORA-1', 'comment_limit': -1},

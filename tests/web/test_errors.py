@@ -102,7 +102,7 @@ def test_415_unsupported_content_type(client, client_headers):
     ('[]', '_body'),
     ('"text"', '_body'),
     ('null', '_body'),
-    ('{"label": "A", "name": "x", "board_id": 9223372036854775808}', '_body'),
+    ('{"label": "A", "name": "x", "board_id": 9223372036854775808}', 'board_id'),
     ('{"label": "A", "name": "x", "board_id": 1e400}', '_body'),
 ])
 def test_422_names_the_field(client, client_headers, raw, field):
@@ -112,9 +112,13 @@ def test_422_names_the_field(client, client_headers, raw, field):
 
 def test_422_for_non_finite_and_huge_numbers(client, client_headers):
     for raw in ('{"backup_keep": 1e400}', '{"backup_keep": NaN}', '{"backup_keep": -Infinity}',
-                '{"backup_keep": %s}' % ('9' * 5000), '{"backup_keep": -9223372036854775809}'):
+                '{"backup_keep": %s}' % ('9' * 5000)):
         response = client.simulate_put('/settings', headers=client_headers, body=raw)
         assert assert_error_shape(response, 422)['fields'] == {'_body': response.json['fields']['_body']}
+    # a mere 64-bit overflow is JSON the parser reads; the field that stores it refuses it
+    response = client.simulate_put('/settings', headers=client_headers,
+                                   body='{"backup_keep": -9223372036854775809}')
+    assert list(assert_error_shape(response, 422)['fields']) == ['backup_keep']
 
 
 def test_422_for_nesting_too_deep(client, client_headers):

@@ -767,7 +767,7 @@ def test_bad_board_is_422(aurora, client, agent_headers, board, field):
 @pytest.mark.parametrize('path, body, field', [
     ('/agent/state', {'command_id': 2 ** 64, 'issues': []}, 'command_id'),
     ('/agent/state', {'command_id': 1, 'issues': [{'key': 'AURORA-1', 'sprint_ids': [2 ** 64]}]},
-     'issues[0].sprint_ids'),
+     'issues[0].sprint_ids[0]'),
     ('/agent/state', {'command_id': 1, 'issues': [{'key': 'AURORA-1', 'story_points': 10 ** 400}]},
      'issues[0].story_points'),
     ('/agent/state', {'command_id': 1, 'issues': [
@@ -777,14 +777,14 @@ def test_bad_board_is_422(aurora, client, agent_headers, board, field):
      'items[0].seq'),
     ('/agent/boards', {'boards': [{'board_id': 2 ** 70}]}, 'boards[0].board_id'),
     ('/agent/boards', {'boards': [{'board_id': 1, 'sprints': [{'id': -2 ** 64}]}]},
-     'boards[0].sprints[0]'),
+     'boards[0].sprints[0].id'),
 ])
 def test_huge_numbers_are_422_not_500(aurora, protocol, client, agent_headers, path, body, field):
     protocol.claimed_refresh({'jql': BASE_JQL})
     response = client.simulate_post(path, headers=agent_headers, json={'agent': 'jira', **body})
     assert response.status_code == 422, response.json
-    # the JSON layer may already refuse numbers beyond 64 bits (then the field is `_body`)
-    assert set(response.json['fields']) & {field, '_body'}
+    # the JSON layer reads them; the field that would store one names it
+    assert field in response.json['fields']
 
 
 @pytest.mark.parametrize('params, field', [

@@ -76,3 +76,46 @@ def test_every_feature_module_is_registered(app_methods):
     for expected in ('/health', '/settings', '/agent/settings', '/projects', '/projects/{label}',
                      '/agent/state', '/batches', '/openapi.json'):
         assert expected in templates
+
+
+# --- issue 10, point 9: the agent protocol in the document ---------------------------------------
+
+def component(document: dict, ref: dict) -> dict:
+    return document['components']['schemas'][ref['$ref'].rsplit('/', 1)[1]]
+
+
+def test_document_carries_the_params_and_result_schema_of_every_command_type(client, hub):
+    from hublib import modules, settings
+    settings.update_settings(hub, {'issue_types': {'task': {'name': 'Задача', 'id': '3'},
+                                                   'epic': {'name': 'Эпик', 'id': None}},
+                                   'link_types': {'blocks': 'Blocks'}})
+    document = client.simulate_get('/openapi.json').json
+    body = component(document, document['paths']['/batches']['post']['requestBody']['content']
+                     ['application/json']['schema'])
+    commands = body['properties']['commands']['items']
+    assert commands['discriminator']['propertyName'] == 'type'
+    by_type = {component(document, ref)['properties']['type']['enum'][0]: component(document, ref)
+               for ref in commands['oneOf']}
+    assert set(by_type) == set(modules.COMMAND_TYPES) == set(commands['discriminator']['mapping'])
+    params = {name: component(document, schema['properties']['params'])
+              for name, schema in by_type.items()}
+    # the configured issue and link types are the document's (it follows the settings)
+    assert sorted(params['ensure_issue']['properties']['issue_type']['enum']) == ['epic', 'task']
+    assert params['ensure_link']['properties']['link_type']['enum'] == ['blocks']
+    assert set(params['ensure_issue']['required']) == {'issue_type', 'summary'}
+    assert len(params['refresh']['oneOf']) == 2  # exactly one of jql or keys
+    results = {name: document['components']['schemas'][type(schema).__name__]
+               for name, schema in modules.result_schemas().items()}
+    assert 'key' in results['ensure_issue']['properties']
+    assert {'sha256', 'size'} <= set(results['fetch_attachment']['properties'])
+    assert 'history' in results['refresh']['properties']
+
+
+def test_document_follows_a_settings_change(client, client_headers):
+    before = client.simulate_get('/openapi.json').json
+    client.simulate_put('/settings', headers=client_headers, json={
+        'link_types': {'relates': 'Relates', 'blocks': 'Blocks'}})
+    after = client.simulate_get('/openapi.json').json
+    link = after['components']['schemas']['EnsureLinkParams']['properties']['link_type']
+    assert sorted(link['enum']) == ['blocks', 'relates']
+    assert before != after
