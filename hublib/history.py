@@ -7,15 +7,14 @@ and the rows go in through one statement built once and ``executemany``.
 """
 from __future__ import annotations
 
-from marshmallow import Schema, fields, validate
+from marshmallow import fields, validate
 
 from . import modules, settings
 from .db import Hub
-from .errors import ValidationError
 from .fieldmap import logical_field
 from .mirror import utc
-from .validation import (ISSUE_KEY, Int, JiraId, LenientSchema, errors_of, is_int64,
-                         issue_key_field, require_int, require_list)
+from .validation import (ISSUE_KEY, Int, JiraId, LenientSchema, check_page, is_int64,
+                         issue_key_field, require_int)
 
 ITEM_TEXT_FIELDS = ('created', 'author', 'field_id', 'field_name', 'from_value', 'from_string',
                     'to_value', 'to_string')
@@ -68,13 +67,7 @@ def ingest_history(hub: Hub, agent: str, command_id: int | None, items: list[dic
     """
     modules.get_module(agent)
     require_int(command_id, 'command_id', required=False)
-    items = require_list(items, 'items')
-    errors: dict[str, list[str]] = {}
-    for n, item in enumerate(items):
-        if not item_ok(item):
-            errors.update(errors_of(HistoryItem(), item, f'items[{n}]'))
-    if errors:
-        raise ValidationError(errors)
+    items = check_page(items, 'items', item_ok, HistoryItem())
     now = hub.now()
     field_ids = settings.setting(hub, 'field_ids') or {}
     fields_seen: dict[tuple, str | None] = {}

@@ -19,15 +19,15 @@ import functools
 import json
 import math
 
-from marshmallow import Schema, fields, validate
+from marshmallow import fields, validate
 
 from . import modules, search, slices
 from .db import Hub
-from .errors import ConflictError, NotFoundError, ValidationError
+from .errors import ConflictError, NotFoundError
 from .models import Command, Issue, IssueAttachment, IssueComment, IssueLink, IssueSprint
 from .timeutil import to_utc
-from .validation import (ISSUE_KEY, Bool, Int, JiraId, LenientSchema, Number, Text, errors_of,
-                         is_int64, issue_key_field, load, require_int, require_list)
+from .validation import (ISSUE_KEY, Bool, Int, JiraId, LenientSchema, Number, Text, check_page,
+                         is_int64, issue_key_field, load, require_int)
 
 LINK_DIRECTIONS = ('outward', 'inward')
 BOARD_TYPES = ('scrum', 'kanban')
@@ -188,14 +188,7 @@ def _check_refresh(hub: Hub, command_id: int) -> None:
 
 def validate_issues(issues: object) -> list[dict]:
     """A page of issues as ``IssueIn`` has it; ValidationError naming ``issues[n].field``."""
-    issues = require_list(issues, 'issues')
-    errors: dict[str, list[str]] = {}
-    for n, issue in enumerate(issues):
-        if not issue_ok(issue):
-            errors.update(errors_of(IssueIn(), issue, f'issues[{n}]'))
-    if errors:
-        raise ValidationError(errors)
-    return issues
+    return check_page(issues, 'issues', issue_ok, IssueIn())
 
 
 def _rows(issues: list[dict], now: str) -> dict[str, list]:

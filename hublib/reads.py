@@ -23,7 +23,7 @@ from . import files, search
 from .db import Hub
 from .errors import NotFoundError
 from .models import (Issue, IssueAttachment, IssueChange, IssueComment, IssueLink, IssueMember,
-                     IssueNote, IssueSprint, JiraBoard, JiraProject, JiraSprint, SyncRun)
+                     IssueSprint, JiraBoard, JiraProject, JiraSprint, SyncRun)
 from .paging import decode_cursor, page
 from .projects import require_project
 from .slices import NATURAL_KEY_SQL, natural_key

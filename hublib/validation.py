@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import re
 from datetime import datetime, timezone
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import marshmallow
 from marshmallow import Schema, fields, validate
@@ -47,26 +47,26 @@ def is_temp_key(value: object) -> bool:
 # --- Russian messages ----------------------------------------------------------------------------
 # Patched on marshmallow's classes (not on a base Schema of ours) so that every schema gets them.
 
-FIELD_MESSAGES: dict[type, dict[str, str]] = {
-    fields.Field: {'null': 'значение не может быть null', 'required': 'обязательное поле',
-                   'validator_failed': 'неверное значение'},
-    fields.String: {'invalid': 'ожидается строка', 'invalid_utf8': 'ожидается строка UTF-8'},
-    fields.Number: {'invalid': 'ожидается число', 'too_large': 'слишком большое число'},
-    fields.Integer: {'invalid': 'ожидается целое число'},
-    fields.Float: {'special': 'NaN и бесконечность не допускаются'},
-    fields.Decimal: {'special': 'NaN и бесконечность не допускаются'},
-    fields.Boolean: {'invalid': 'ожидается true или false'},
-    fields.List: {'invalid': 'ожидается список'},
-    fields.Tuple: {'invalid': 'ожидается список'},
-    fields.Mapping: {'invalid': 'ожидается объект'},
-    fields.Nested: {'type': 'ожидается объект'},
-    fields.Date: {'invalid': 'ожидается дата ГГГГ-ММ-ДД', 'format': 'неверная дата'},
-    fields.DateTime: {'invalid': 'ожидаются дата и время ISO-8601', 'format': 'неверные дата и время'},
-    fields.Email: {'invalid': 'неверный адрес почты'},
-    fields.Url: {'invalid': 'неверный URL'},
-    fields.UUID: {'invalid_uuid': 'неверный UUID'},
-    fields.Enum: {'unknown': 'ожидается одно из: {choices}'},
-}
+# The message each field class gives for a value of the wrong kind ('invalid' in marshmallow).
+_INVALID = {fields.String: 'ожидается строка', fields.Number: 'ожидается число',
+            fields.Integer: 'ожидается целое число', fields.Boolean: 'ожидается true или false',
+            fields.List: 'ожидается список', fields.Tuple: 'ожидается список',
+            fields.Mapping: 'ожидается объект', fields.Date: 'ожидается дата ГГГГ-ММ-ДД',
+            fields.DateTime: 'ожидаются дата и время ISO-8601', fields.Email: 'неверный адрес почты',
+            fields.Url: 'неверный URL'}
+FIELD_MESSAGES: dict[type, dict[str, str]] = {cls: {'invalid': text} for cls, text in _INVALID.items()}
+for _cls, _extra in (
+        (fields.Field, {'null': 'значение не может быть null', 'required': 'обязательное поле',
+                        'validator_failed': 'неверное значение'}),
+        (fields.String, {'invalid_utf8': 'ожидается строка UTF-8'}),
+        (fields.Number, {'too_large': 'слишком большое число'}),
+        (fields.Float, {'special': 'NaN и бесконечность не допускаются'}),
+        (fields.Decimal, {'special': 'NaN и бесконечность не допускаются'}),
+        (fields.Nested, {'type': 'ожидается объект'}),
+        (fields.Date, {'format': 'неверная дата'}), (fields.DateTime, {'format': 'неверные дата и время'}),
+        (fields.UUID, {'invalid_uuid': 'неверный UUID'}),
+        (fields.Enum, {'unknown': 'ожидается одно из: {choices}'})):
+    FIELD_MESSAGES.setdefault(_cls, {}).update(_extra)
 SCHEMA_MESSAGES = {'type': 'ожидается JSON-объект', 'unknown': 'неизвестное поле'}
 VALIDATOR_MESSAGES: dict[type, dict[str, str]] = {
     validate.Range: {'message_min': 'должно быть {min_op} {{min}}',
@@ -294,6 +294,19 @@ def load(schema: Schema | type[Schema], data: object, *, what: str = 'JSON-об�
         raise ValidationError(flatten_errors(error.messages, prefix)) from None
 
 
+def check_page(items: object, name: str, fast: Callable[[object], bool], schema: Schema) -> list:
+    """A page of an agent's items (``issues``, ``items``): ``fast`` — the hot path's plain-Python
+    twin of ``schema`` — judges each one, and ``schema`` names the fields of those it refuses."""
+    items = require_list(items, name)
+    errors: dict[str, list[str]] = {}
+    for index, item in enumerate(items):
+        if not fast(item):
+            errors.update(errors_of(schema, item, f'{name}[{index}]'))
+    if errors:
+        raise ValidationError(errors)
+    return items
+
+
 def errors_of(schema: Schema, data: object, prefix: str) -> dict[str, list[str]]:
     """The flattened messages ``schema`` has for ``data`` (empty when it is valid)."""
     try:
@@ -347,7 +360,7 @@ def issue_or_temp_key_field(**kwargs) -> fields.String:
 
 __all__ = ['INT64_MIN', 'INT64_MAX', 'Int', 'LenientInt', 'Number', 'Bool', 'Text', 'JiraId',
            'UtcTime', 'Pattern', 'LenientSchema', 'issue_key_field', 'is_issue_key', 'is_temp_key',
-           'is_int64', 'require_int', 'require_list', 'load', 'errors_of', 'flatten_errors',
+           'is_int64', 'require_int', 'require_list', 'check_page', 'load', 'errors_of', 'flatten_errors',
            'ISSUE_KEY_PATTERN', 'TEMP_KEY_PATTERN', 'WHITESPACE', 'NOT_BLANK_PATTERN',
            'ISSUE_OR_TEMP_KEY_PATTERN', 'SHA256_PATTERN', 'stripped_pattern', 'StrippedText',
            'issue_or_temp_key_field']

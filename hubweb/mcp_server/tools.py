@@ -26,14 +26,15 @@ from pydantic import Field, WithJsonSchema
 
 import hublib
 from hublib import batches, files, notes, projects, queue, reads, settings
+from hublib.batches import BATCH_STATUSES
 from hublib.db import Hub
 from hublib.errors import HubError, NotFoundError, ValidationError
+from hublib.modules import COMMAND_TYPES
 from hublib.paging import page_limit
 from hublib.validation import FIELD_MESSAGES
 
 from ..auth import rollback_leftover_transaction
 from ..errors import INTERNAL, error_body
-from ..schemas.queue import BATCH_STATUSES, COMMAND_TYPES
 from .outputs import (AgentList, Batch, BatchList, Board, ChangeList, FetchAnswer, IssueCard, Note,
                       ProjectList, QueuedBatch, SearchItem, SearchResult, Settings, SprintList,
                       SyncRunList)

@@ -10,7 +10,7 @@ from hublib.validation import load
 from ..openapi import operation
 from ..schemas import object_body
 from ..schemas.projects import ProjectListSchema, ProjectSchema
-from . import Resource
+from . import Call, Resource
 
 
 class ProjectsResource(Resource):
@@ -29,12 +29,7 @@ class ProjectsResource(Resource):
         resp.status = falcon.HTTP_201
 
 
-class ProjectResource(Resource):
-    DOC = {'get': operation('Проект', response=ProjectSchema)}
-
-    def on_get(self, req: falcon.Request, resp: falcon.Response, label: str) -> None:
-        resp.media = projects.project(self.hub, label)
-
-
 def routes(hub: Hub) -> list[tuple[str, object]]:
-    return [('/projects', ProjectsResource(hub)), ('/projects/{label}', ProjectResource(hub))]
+    return [('/projects', ProjectsResource(hub)),
+            ('/projects/{label}', Call(hub, projects.project,
+                                       doc=operation('Проект', response=ProjectSchema)))]

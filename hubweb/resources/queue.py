@@ -16,7 +16,10 @@ from hublib.validation import load
 from ..openapi import operation
 from ..schemas import load_query, object_body, path_int
 from ..schemas import queue as schemas
-from . import Resource
+from . import Call, Resource
+
+BATCH_ID = {'batch_id': batches.BATCH_NOT_FOUND}
+COMMAND_ID = {'command_id': batches.COMMAND_NOT_FOUND}
 
 
 class BatchesResource(Resource):
@@ -43,29 +46,6 @@ class BatchesResource(Resource):
         body = load(batches.batch_schema(self.hub), object_body(req))
         resp.media = batches.create_batch(self.hub, **body)
         resp.status = falcon.HTTP_201
-
-
-class BatchResource(Resource):
-    DOC = {'get': operation('Пакет с командами', response=schemas.BatchSchema)}
-
-    def on_get(self, req: falcon.Request, resp: falcon.Response, batch_id: str) -> None:
-        resp.media = batches.batch(self.hub, path_int(batch_id, batches.BATCH_NOT_FOUND))
-
-
-class BatchCancelResource(Resource):
-    DOC = {'post': operation('Отменить пакет', response=schemas.BatchSchema,
-                             description='queued → cancelled; выданные завершатся отчётом. '
-                                         'Повтор ничего не меняет.')}
-
-    def on_post(self, req: falcon.Request, resp: falcon.Response, batch_id: str) -> None:
-        resp.media = batches.cancel_batch(self.hub, path_int(batch_id, batches.BATCH_NOT_FOUND))
-
-
-class CommandResource(Resource):
-    DOC = {'get': operation('Команда', response=schemas.CommandSchema)}
-
-    def on_get(self, req: falcon.Request, resp: falcon.Response, command_id: str) -> None:
-        resp.media = batches.command(self.hub, path_int(command_id, batches.COMMAND_NOT_FOUND))
 
 
 class ClaimResource(Resource):
@@ -96,22 +76,22 @@ class ReportResource(Resource):
             jira_calls=body.get('jira_calls'), rate_limited=body.get('rate_limited'))
 
 
-class AgentsResource(Resource):
-    DOC = {'get': operation('Статус агентов модулей', response=schemas.AgentListSchema,
-                            description='online — последний запрос моложе 5 минут; redelivered — '
-                                        'выданные больше одного раза.')}
-
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        resp.media = claims.agents(self.hub)
-
-
 def routes(hub: Hub) -> list[tuple[str, object]]:
     return [
         ('/batches', BatchesResource(hub)),
-        ('/batches/{batch_id}', BatchResource(hub)),
-        ('/batches/{batch_id}/cancel', BatchCancelResource(hub)),
-        ('/commands/{command_id}', CommandResource(hub)),
+        ('/batches/{batch_id}', Call(hub, batches.batch, ids=BATCH_ID, doc=operation(
+            'Пакет с командами', response=schemas.BatchSchema))),
+        ('/batches/{batch_id}/cancel', Call(hub, batches.cancel_batch, ids=BATCH_ID, method='post',
+                                            doc=operation(
+            'Отменить пакет', response=schemas.BatchSchema,
+            description='queued → cancelled; выданные завершатся отчётом. Повтор ничего не '
+                        'меняет.'))),
+        ('/commands/{command_id}', Call(hub, batches.command, ids=COMMAND_ID, doc=operation(
+            'Команда', response=schemas.CommandSchema))),
         ('/agent/claim', ClaimResource(hub)),
         ('/agent/commands/{command_id}/report', ReportResource(hub)),
-        ('/agents', AgentsResource(hub)),
+        ('/agents', Call(hub, claims.agents, doc=operation(
+            'Статус агентов модулей', response=schemas.AgentListSchema,
+            description='online — последний запрос моложе 5 минут; redelivered — выданные больше '
+                        'одного раза.'))),
     ]

@@ -7,9 +7,9 @@ from hublib import settings
 from hublib.db import Hub
 
 from ..openapi import operation
-from ..schemas import load_query, media
+from ..schemas import media
 from ..schemas.settings import AgentSettingsSchema, SettingsSchema
-from . import Resource
+from . import Call, Resource
 
 
 class SettingsResource(Resource):
@@ -27,13 +27,8 @@ class SettingsResource(Resource):
         resp.media = settings.update_settings(self.hub, media(req))
 
 
-class AgentSettingsResource(Resource):
-    DOC = {'get': operation('Настройки для агента', query=settings.AgentQuery,
-                            response=AgentSettingsSchema)}
-
-    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
-        resp.media = settings.agent_settings(self.hub, **load_query(settings.AgentQuery, req))
-
-
 def routes(hub: Hub) -> list[tuple[str, object]]:
-    return [('/settings', SettingsResource(hub)), ('/agent/settings', AgentSettingsResource(hub))]
+    return [('/settings', SettingsResource(hub)),
+            ('/agent/settings', Call(hub, settings.agent_settings, query=settings.AgentQuery,
+                                     doc=operation('Настройки для агента',
+                                                   response=AgentSettingsSchema)))]

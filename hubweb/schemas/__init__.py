@@ -149,3 +149,35 @@ def path_int(value: str, not_found: str) -> int:
 def query_values(req: falcon.Request, names: tuple[str, ...]) -> dict[str, Any]:
     """The raw values of the named query parameters that are present (hublib checks them)."""
     return {name: req.params[name] for name in names if name in req.params}
+
+
+# --- building the response schemas ---------------------------------------------------------------
+# Responses are documentation of what hublib returns: many fields of a few kinds. These build a
+# schema from field names by kind, so a schema reads as the list of its fields.
+
+def strings(names: str, **options) -> dict[str, fields.Field]:
+    """String fields, one per name in ``names`` (space separated)."""
+    return {name: fields.String(**options) for name in names.split()}
+
+
+def integers(names: str, **options) -> dict[str, fields.Field]:
+    """Integer fields, one per name in ``names`` (space separated)."""
+    return {name: fields.Integer(**options) for name in names.split()}
+
+
+def response(name: str, *parts: dict[str, fields.Field], base: type[Schema] = Schema,
+             **named: fields.Field) -> type[Schema]:
+    """A response schema called ``name`` (its component name) with the fields of ``parts``."""
+    declared: dict[str, fields.Field] = {}
+    for part in parts:
+        declared.update(part)
+    declared.update(named)
+    return base.from_dict(declared, name=name)
+
+
+def page_of(name: str, item: type[Schema], *, paged: bool = True) -> type[Schema]:
+    """A collection answer ``{items: [item], next_cursor}`` (contract §10)."""
+    listed = {'items': fields.List(fields.Nested(item), required=True)}
+    if paged:
+        listed['next_cursor'] = fields.String(allow_none=True)
+    return response(name, listed)

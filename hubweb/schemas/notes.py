@@ -1,14 +1,8 @@
 """Response schema of the note endpoints (contract §10); the body is hublib's ``notes.NoteChange``."""
 from __future__ import annotations
 
-from marshmallow import Schema, fields
+from . import response, strings
 
-
-class NoteSchema(Schema):
-    key = fields.String(required=True)
-    work_kind = fields.String(allow_none=True)
-    done_text = fields.String(allow_none=True)
-    rest_text = fields.String(allow_none=True)
-    owner_note = fields.String(allow_none=True)
-    updated_at = fields.String(allow_none=True)
-    updated_by = fields.String(allow_none=True)
+NoteSchema = response('Note', strings('key', required=True),
+                      strings('work_kind done_text rest_text owner_note updated_at updated_by',
+                              allow_none=True))

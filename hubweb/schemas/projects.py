@@ -1,18 +1,12 @@
 """Response schemas of the project endpoints (the request body is ``hublib.projects.ProjectCreate``)."""
 from __future__ import annotations
 
-from marshmallow import Schema, fields
+from marshmallow import fields
 
+from . import integers, page_of, response, strings
 
-class ProjectSchema(Schema):
-    label = fields.String(required=True)
-    name = fields.String(required=True)
-    created_at = fields.String(required=True)
-    board_id = fields.Integer(allow_none=True)
-    board_type = fields.String(allow_none=True, metadata={'enum': ['scrum', 'kanban', None]})
-    own_count = fields.Integer(required=True)
-    neighbor_count = fields.Integer(required=True)
-
-
-class ProjectListSchema(Schema):
-    items = fields.List(fields.Nested(ProjectSchema), required=True)
+ProjectSchema = response(
+    'Project', strings('label name created_at', required=True),
+    integers('own_count neighbor_count', required=True), integers('board_id', allow_none=True),
+    board_type=fields.String(allow_none=True, metadata={'enum': ['scrum', 'kanban', None]}))
+ProjectListSchema = page_of('ProjectList', ProjectSchema, paged=False)

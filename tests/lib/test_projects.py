@@ -1,7 +1,6 @@
 """Projects (spec «Проекты», contract §7): creation rules, base JQL, own issues and neighbours."""
 from __future__ import annotations
 
-import json
 
 import pytest
 
