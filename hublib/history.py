@@ -13,7 +13,7 @@ from . import modules, settings
 from .db import Hub
 from .fieldmap import logical_field
 from .mirror import utc
-from .validation import (ISSUE_KEY, Int, JiraId, LenientSchema, check_page, is_int64,
+from .validation import (INT64_MAX, ISSUE_KEY, Int, JiraId, LenientSchema, check_page, is_int64,
                          issue_key_field, require_int)
 
 ITEM_TEXT_FIELDS = ('created', 'author', 'field_id', 'field_name', 'from_value', 'from_string',
@@ -35,6 +35,9 @@ class HistoryBody(LenientSchema):
     items = fields.List(fields.Nested(HistoryItem), required=True)
 
 
+_TEXT = (str, type(None))
+
+
 def item_ok(item: object) -> bool:
     """Whether ``HistoryItem`` accepts ``item``: the same rule in plain type checks (hot path)."""
     if type(item) is not dict:
@@ -43,11 +46,12 @@ def item_ok(item: object) -> bool:
     history_id, seq, key = get('history_id'), get('seq'), get('key')
     if not ((type(history_id) is str and history_id) or is_int64(history_id)):
         return False
-    if not (is_int64(seq) and seq >= 0 and type(key) is str and ISSUE_KEY.fullmatch(key)):
+    if type(seq) is not int or not 0 <= seq <= INT64_MAX:
+        return False
+    if type(key) is not str or ISSUE_KEY.fullmatch(key) is None:
         return False
     for name in ITEM_TEXT_FIELDS:
-        value = get(name)
-        if value is not None and type(value) is not str:
+        if type(get(name)) not in _TEXT:
             return False
     return True
 
@@ -72,17 +76,18 @@ def ingest_history(hub: Hub, agent: str, command_id: int | None, items: list[dic
     field_ids = settings.setting(hub, 'field_ids') or {}
     fields_seen: dict[tuple, str | None] = {}
     rows: list[tuple] = []
+    append = rows.append
     for item in items:
         get = item.get
-        field_id, field_name = get('field_id'), get('field_name')
+        field_id, field_name, created, history_id = (get('field_id'), get('field_name'),
+                                                     get('created'), get('history_id'))
         field = fields_seen.get((field_id, field_name), fields_seen)
         if field is fields_seen:
             field = fields_seen[(field_id, field_name)] = logical_field(field_id, field_name,
                                                                         field_ids)
-        created = get('created')
-        rows.append((str(get('history_id')), get('seq'), get('key'), utc(created), created,
-                     get('author'), field, field_id, field_name, get('from_value'),
-                     get('from_string'), get('to_value'), get('to_string'), now))
+        append((history_id if type(history_id) is str else str(history_id), get('seq'),
+                get('key'), utc(created), created, get('author'), field, field_id, field_name,
+                get('from_value'), get('from_string'), get('to_value'), get('to_string'), now))
     with hub.write():
         cursor = hub.db.cursor()
         cursor.executemany(INSERT_CHANGE, rows)

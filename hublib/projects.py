@@ -92,10 +92,7 @@ def projects(hub: Hub) -> list[dict]:
 
 def slice_counts(hub: Hub, label: str) -> dict:
     """How many own issues and neighbours the project's slice has."""
-    counts = dict(IssueMember.select(IssueMember.neighbor, fn.COUNT(IssueMember.key))
-                  .where(IssueMember.label == label).group_by(IssueMember.neighbor)
-                  .tuples().execute(hub.db))
-    return {'own_count': counts.get(0, 0), 'neighbor_count': counts.get(1, 0)}
+    return slices.counts(hub, label)
 
 
 def project_slice(hub: Hub, label: str) -> dict[str, bool]:

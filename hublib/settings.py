@@ -17,7 +17,7 @@ from peewee import JOIN
 from . import modules
 from .db import Hub
 from .errors import ValidationError
-from .models import JiraProject, Project, Setting
+from .models import JiraProject, Project, Setting, SqlNames
 from .validation import Int, Pattern, Text, load
 
 DEFAULT_PACING = {'interval_ms': 500, 'pause_on_rate_limit_seconds': 60}
@@ -149,10 +149,16 @@ def stored_settings(hub: Hub) -> dict[str, Any]:
             Setting.select(Setting.key, Setting.value).tuples().execute(hub.db)}
 
 
+_S = SqlNames(Setting)
+# Read on every claim and every page of history: 7 µs as SQL text, ~300 µs through peewee's
+# query building (measured with bench_queue).
+_ONE_SETTING = f'SELECT {_S.value} FROM {_S} WHERE {_S.key} = ?'
+
+
 def setting(hub: Hub, key: str, default: Any = None) -> Any:
     """One decoded setting, ``default`` when absent."""
-    value = Setting.select(Setting.value).where(Setting.key == key).scalar(hub.db)
-    return default if value is None else _load(value)
+    row = hub.db.execute_sql(_ONE_SETTING, (key,)).fetchone()
+    return default if row is None or row[0] is None else _load(row[0])
 
 
 def _write(hub: Hub, values: Mapping[str, Any]) -> None:

@@ -60,6 +60,9 @@ def _prepare_derived(hub: Hub) -> None:
             hub.db.execute_sql(statement)
         if 'issue_member' in created:
             _build_slices(hub)
+        elif 'slice_count' in created:  # slices of an earlier build of this release: count them
+            for (label,) in Project.select(Project.label).tuples().execute(hub.db):
+                slices.recount(hub, label)
         if not search.exists(hub):
             search.build(hub)
 

@@ -42,6 +42,14 @@ class TokenAuth:
 
     def __init__(self, hub: Hub):
         self.hub = hub
+        self._known: dict[str, bytes] | None = None
+
+    def known(self) -> dict[str, bytes]:
+        """The tokens, read once: only ``open_hub`` writes them (there is no API to change them),
+        and a request should not pay a query for them (a page of history is ~20 ms; this was ~0.4)."""
+        if self._known is None:
+            self._known = known_tokens(self.hub)
+        return self._known
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         role = required_role(req.path)
@@ -52,7 +60,7 @@ class TokenAuth:
         token = bearer_token(req.get_header('Authorization'))
         if token is None:
             raise _unauthorized('нужен заголовок Authorization: Bearer <токен>')
-        known = known_tokens(self.hub)
+        known = self.known()
         if req.query_string and any(_equals_token(value, known) for value in _query_values(req)):
             raise _unauthorized(QUERY_TOKEN_MESSAGE)  # a token under any other name, too
         matches = token_roles(known, token)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 import re
 from typing import Any
 
@@ -21,7 +22,8 @@ from hublib.validation import INT64_MAX, load
 
 # --- request JSON --------------------------------------------------------------------------------
 
-MAX_INT_DIGITS = 4000
+# Python converts at most this many digits of an integer literal (sys.get_int_max_str_digits).
+MAX_INT_DIGITS = sys.get_int_max_str_digits()
 # Deeper than any payload of the contract (an agent's boards are 5 levels) yet far from the
 # recursion limit of the JSON encoder and of validators that walk the value.
 MAX_DEPTH = 32
@@ -30,14 +32,6 @@ _ESCAPED_SURROGATE = re.compile(r'\\u[dD][89a-fA-F]')
 
 def _body_error(message: str) -> ValidationError:
     return ValidationError({'_body': [message]})
-
-
-def _parse_int(text: str) -> int:
-    # Python refuses to convert more digits than this (a denial-of-service guard); any integer
-    # the hub stores in a column is bounded by its field (64 bits), the rest is kept as JSON text.
-    if len(text) > MAX_INT_DIGITS:
-        raise _body_error(f'целое число длиннее {MAX_INT_DIGITS} цифр')
-    return int(text)
 
 
 def _parse_float(text: str) -> float:
@@ -51,26 +45,33 @@ def _parse_constant(name: str) -> float:
     raise _body_error(f'{name} не допускается в JSON')
 
 
-def _check_shape(value: Any, check_strings: bool) -> None:
-    """Refuse nesting deeper than MAX_DEPTH and (when asked) strings with lone surrogates."""
+def _check_depth(value: Any) -> None:
+    """Refuse nesting deeper than MAX_DEPTH (the containers are walked, never the scalars)."""
     stack = [(value, 1)]
+    pop, push = stack.pop, stack.append
     while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict):
-            children = item.values()
-            if check_strings and any(_has_surrogate(key) for key in item):
-                raise falcon.HTTPBadRequest(title='Неверный запрос', description=SURROGATE_MESSAGE)
-        elif isinstance(item, list):
-            children = item
-        else:
-            if check_strings and isinstance(item, str) and _has_surrogate(item):
-                raise falcon.HTTPBadRequest(title='Неверный запрос', description=SURROGATE_MESSAGE)
-            continue
+        item, depth = pop()
         if depth > MAX_DEPTH:
             raise _body_error(f'вложенность JSON глубже {MAX_DEPTH} уровней')
-        for child in children:
-            if isinstance(child, (dict, list)) or (check_strings and isinstance(child, str)):
-                stack.append((child, depth + 1))
+        for child in (item.values() if type(item) is dict else item):
+            kind = type(child)
+            if kind is dict or kind is list:
+                push((child, depth + 1))
+
+
+def _check_surrogates(value: Any) -> None:
+    """Refuse strings (keys included) with a lone UTF-16 surrogate."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if any(_has_surrogate(key) for key in item):
+                raise falcon.HTTPBadRequest(title='Неверный запрос', description=SURROGATE_MESSAGE)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str) and _has_surrogate(item):
+            raise falcon.HTTPBadRequest(title='Неверный запрос', description=SURROGATE_MESSAGE)
 
 
 SURROGATE_MESSAGE = 'строка в JSON содержит одиночный суррогат \\uD800–\\uDFFF: это не текст UTF-8'
@@ -88,12 +89,18 @@ def loads(text: str) -> Any:
     a lone UTF-16 surrogate escape (``"\\ud800"``) → 400 like any other non-UTF-8 body.
     """
     try:
-        value = json.loads(text, parse_int=_parse_int, parse_float=_parse_float,
-                           parse_constant=_parse_constant)
+        # no parse_int hook: one Python call per integer would cost a page of history ~1 ms
+        value = json.loads(text, parse_float=_parse_float, parse_constant=_parse_constant)
     except RecursionError:
         raise _body_error(f'вложенность JSON глубже {MAX_DEPTH} уровней') from None
-    if isinstance(value, (dict, list)) or _ESCAPED_SURROGATE.search(text):
-        _check_shape(value, check_strings=_ESCAPED_SURROGATE.search(text) is not None)
+    except ValueError as error:
+        if 'digits' in str(error):  # Python's own limit on converting a huge integer literal
+            raise _body_error(f'целое число длиннее {MAX_INT_DIGITS} цифр') from None
+        raise
+    if type(value) is dict or type(value) is list:
+        _check_depth(value)
+    if _ESCAPED_SURROGATE.search(text):
+        _check_surrogates(value)
     return value
 
 

@@ -29,6 +29,7 @@ WRITES = {
     'sync_run': "INSERT INTO sync_run (started_at, kind) VALUES ('x', 'keys')",
     # derived from the mirror
     'issue_member': "INSERT INTO issue_member VALUES ('AWPCA', 'AURORA-7', 'x', 0)",
+    'slice_count': "INSERT INTO slice_count VALUES ('NEWLABEL', 1, 0)",
     'issue_search': "INSERT INTO issue_search (key) VALUES ('AURORA-7')",
     'refresh_written': "INSERT INTO refresh_written VALUES (1, 'AURORA-7')",
     'issue_fts': "INSERT INTO issue_fts (summary) VALUES ('текст')",

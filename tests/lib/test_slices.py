@@ -89,11 +89,16 @@ def test_slices_after_random_pages_equal_a_rebuild_from_the_mirror(two, ingest):
             page.append(issue)
         ingest(two, *page)
     kept = {label: projects.project_slice(two, label) for label in ('P', 'Q')}
+    kept_counts = {label: slices.counts(two, label) for label in ('P', 'Q')}
     with two.write():
         for label in ('P', 'Q'):
             slices.build_slice(two, label)
     assert {label: projects.project_slice(two, label) for label in ('P', 'Q')} == kept
     assert kept['P'] and kept['Q']
+    # the counts ingest kept by deltas are the counts of the rebuilt slices
+    assert {label: slices.counts(two, label) for label in ('P', 'Q')} == kept_counts == {
+        label: {'own_count': sum(not flag for flag in kept[label].values()),
+                'neighbor_count': sum(kept[label].values())} for label in ('P', 'Q')}
 
 
 def test_issue_lists_walk_keys_of_two_projects_in_natural_order(two, ingest):
