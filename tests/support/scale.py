@@ -367,8 +367,8 @@ class ScaleJira:
         records = (self.changes_per_issue + 1) // 2
         # Fixed-width ids that grow with the issue: the primary key index is appended to.
         base = 1_000_000_000 + (number * records if not revision
-                                else 4_000_000_000 + (number * 4 + revision) * records)
-        moment = self.created_at(number) + (SPAN if revision else 0)
+                                else 4_000_000_000 + (number * 16 + revision) * records)
+        moment = self.created_at(number) + (SPAN + revision * 86_400 if revision else 0)
         step = _mix(number * 13 + self.seed)
         for index in range(self.changes_per_issue):
             history, seq = divmod(index, 2)
