@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from hublib import history, mirror, open_hub, projects, reads
-from tests.support.scale import (COMMON_WORD, PROJECTS, RARE_WORDS, ScaleJira, build_hub,
-                                 state_rows)
+from tests.support.scale import (COMMON_WORD, PROJECTS, RARE_HITS, RARE_WORDS, ScaleJira,
+                                 build_hub, state_rows)
 
 ISSUES = 300
 
@@ -39,8 +39,12 @@ def test_every_project_has_a_slice_and_big_ones_have_neighbours(built):
 
 def test_full_text_finds_the_rare_words_and_the_common_one(built):
     _, hub = built
-    assert keys(reads.issues(hub, text=RARE_WORDS[0])) == ['AURORA-7']   # in a description
-    assert keys(reads.issues(hub, text='ежевидный')) == ['AURORA-11']    # in a comment, ё folded
+    stride = ISSUES // RARE_HITS
+    in_descriptions = {f'AURORA-{n}' for n in range(7, ISSUES + 1, stride)}
+    in_comments = {f'AURORA-{n}' for n in range(11, ISSUES + 1, stride)}
+    assert len(in_descriptions) == len(in_comments) == RARE_HITS
+    assert set(keys(reads.issues(hub, text=RARE_WORDS[0]))) == in_descriptions
+    assert set(keys(reads.issues(hub, text='ежевидный'))) == in_comments  # ё folded
     assert len(keys(reads.issues(hub, text=COMMON_WORD, limit=1000))) > ISSUES // 4
 
 

@@ -8,8 +8,8 @@ the mirror), ~2 comments, attachments on ~30 % of issues, sprints of two scrum b
 ``changes_per_issue`` change rows per ``AURORA`` issue. Text is Russian-looking: summaries of ~8
 words, descriptions of 50–150 and comments of 10–40 words drawn with a Zipf law from a vocabulary
 of real words and a long tail of made-up ones, so the full-text index has a realistic shape. A few
-:data:`RARE_WORDS` sit in one issue in 10,007 (a selective query), :data:`COMMON_WORD` in about
-half of the descriptions (a common one).
+:data:`RARE_WORDS` sit in :data:`RARE_HITS` issues whatever the size (a selective query),
+:data:`COMMON_WORD` in about half of the descriptions (a common one).
 
 Every issue is a pure function of ``(seed, number, revision)``: :meth:`ScaleJira.issue` gives the
 ISSUE payload of contract §8.1 and :meth:`ScaleJira.history` the items of §8.2, so a benchmark can
@@ -71,8 +71,8 @@ PROJECTS = (
 BIGGEST, SMALLEST = 'AWPCA', 'TINY'
 TINY_EVERY = 200           # TINY is exactly every 200th issue: present even in a tiny mirror
 EPIC_EVERY = 40            # AURORA-40, -80, … are epics
-RARE_EVERY = 10_007
-RARE_WORDS = ('лемниската', 'ёжевидный')   # in a description / in a comment, one issue in 10,007
+RARE_HITS = 20             # issues holding each rare word, whatever the size of the mirror
+RARE_WORDS = ('лемниската', 'ёжевидный')   # in a description / in a comment
 COMMON_WORD = 'данных'
 EXTRA_LABELS = ('техдолг', 'срочно', 'регресс')
 STATUSES = ('Открыта', 'В работе', 'На проверке', 'Готово', 'Снято')
@@ -154,6 +154,7 @@ class ScaleJira:
         self.seed = seed
         self.changes_per_issue = changes_per_issue
         self.orbit_count = max(1, issues // 50)
+        self.rare_stride = max(1, issues // RARE_HITS)
         words = _vocabulary()
         weights = list(itertools.accumulate(1.0 / (rank + 2) for rank in range(len(words))))
         # Texts are slices of one drawn stream: ~3 µs per text instead of ~45 µs of choices().
@@ -211,7 +212,7 @@ class ScaleJira:
 
     def _description(self, rng: random.Random, number: int) -> str:
         words = self._words(rng, 50, 150)
-        if number % RARE_EVERY == 7:
+        if number % self.rare_stride == 7 % self.rare_stride:
             words = [*words[:10], RARE_WORDS[0], *words[10:]]
         return 'h2. Описание\n' + ' '.join(words)
 
@@ -293,7 +294,7 @@ class ScaleJira:
                                                                else 'Задача')
         comments = [self._comment(rng, number, index, created) for index in
                     range((0, 1, 2, 2, 3, 4)[rng.randrange(6)])]
-        if number % RARE_EVERY == 11:
+        if number % self.rare_stride == 11 % self.rare_stride:
             comments.append({**self._comment(rng, number, 9, created),
                              'body': f'Проверено: {RARE_WORDS[1]} случай воспроизводится'})
         attachments = [{
@@ -624,6 +625,6 @@ def build_hub(data_dir: str | Path, jira: ScaleJira, *, workers: int = 2, chunk:
     return timings
 
 
-__all__ = ['ScaleJira', 'ScaleProject', 'PROJECTS', 'BIGGEST', 'SMALLEST', 'RARE_WORDS',
+__all__ = ['ScaleJira', 'ScaleProject', 'PROJECTS', 'BIGGEST', 'SMALLEST', 'RARE_WORDS', 'RARE_HITS',
            'COMMON_WORD', 'FETCHED_AT', 'FIELD_IDS', 'build_hub', 'state_rows', 'RAW_INSERT',
            'RAW_INSERT_CHANGE', 'RAW_DELETE_BY_KEY', 'CHANGE_COLUMNS']
