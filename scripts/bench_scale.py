@@ -227,6 +227,8 @@ def define_reads(data_dir: Path, client: KeepAliveClient, jira: ScaleJira,
              lambda hub: reads.issues(hub, text=COMMON_WORD, limit=100)),
         Read('all issues, first page of 500', '', lambda: '/issues?limit=500',
              lambda hub: reads.issues(hub, limit=500)),
+        Read('GET /health (the HTTP floor: no database)', 'floor', lambda: '/health',
+             lambda hub: None),
     ]
     return result
 
@@ -578,7 +580,8 @@ def measure_migration(issues: int, root: Path) -> dict:
 
 def concurrent_readers(url: str, token: str, pid: int, plan: list[Read], readers: int,
                        seconds: float) -> dict:
-    light = [read for read in plan if read.kind != 'text-common']  # seconds each: not a reader's
+    # not the common text (a second each at 1,000,000: no reader's query) nor the floor
+    light = [read for read in plan if read.kind not in ('text-common', 'floor')]
     timings: dict[str, list[float]] = {read.name: [] for read in light}
     errors: list[str] = []
     lock = threading.Lock()
@@ -686,7 +689,7 @@ def report(args, results: dict, baseline: dict | None) -> list[str]:
         row(f'Server memory, {args.readers} concurrent readers for {load["seconds"]:.0f} s',
             f'VmRSS {load["before"].get("VmRSS", 0) / 1024:.0f} → peak {load["peak_rss"] / 1024:.0f} MiB, '
             f'VmHWM {load["after"].get("VmHWM", 0) / 1024:.0f} MiB')
-        row(f'{args.readers} concurrent readers, every read but the common text',
+        row(f'{args.readers} concurrent readers, every read but the common text and /health',
             f'p50 {load["p50"]:.1f} / p95 {load["p95"]:.1f} ms, '
             f'{load["requests"] / load["seconds"]:.0f} req/s, errors {len(load["errors"])}')
     return lines
