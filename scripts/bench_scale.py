@@ -1,0 +1,872 @@
+"""Benchmark: the hub at 200,000 and 1,000,000 issues (issue 13), reads, ingest, migration, memory.
+
+    .venv/bin/python scripts/bench_scale.py --issues 200000 [--keep DIR | --reuse DIR]
+        [--changes-per-issue 10] [--json OUT] [--baseline 200k.json]
+
+1. Build: the mirror of ``tests.support.scale.ScaleJira`` (``AURORA-1…N`` plus ``ORBIT`` neighbours,
+   five projects of 40 %, 25 %, 15 %, 10 % and 0.5 %, links, comments, attachments, sprints,
+   ``--changes-per-issue`` change rows per issue, Russian text) written straight into a hub file;
+   ``--keep DIR`` keeps it, ``--reuse DIR`` measures a kept one again without rebuilding.
+2. Size of the file (and of its biggest tables), ``open_hub`` time of it, and of a copy that lacks
+   the derived tables (slices, full-text index), which open builds.
+3. Reads over HTTP against a real ``sdlc-hub serve`` (8 threads), one keep-alive client, requests
+   taken round-robin, ``--samples`` each: the first and a middle page of 500 of the biggest and of
+   the smallest project's slice (the middle cursor found by walking the pages once, untimed), an
+   issue card of a random key, the first and a middle page of 500 of the change feed, ``/projects``,
+   a selective full-text query (a rare word) and a common one (first page of 100). The same calls
+   in-process (hublib alone) give the split between SQL and HTTP. A read that misses its target
+   gets the EXPLAIN QUERY PLAN of every SELECT it runs and a profile.
+4. Ingest: ``--ingest-pages`` pages of 100 issues re-sent as changed in Jira (``revision=1``: new
+   status, a new comment) to ``POST /agent/state`` of a server on one copy of the file, and their
+   new history (1,000 items a page) to ``POST /agent/history``; between them, in the same run and
+   page by page, raw ``sqlite3.executemany`` of exactly the rows the hub writes (issue upsert, links,
+   comments, attachments, sprints, the slice rows, the full-text entries out and in, the refresh's
+   written keys; then the change rows) into a second copy. Then one page profiled in-process.
+5. Migration v1 -> v9 of a v1 database of N issues (links, notes; ``tests.support.bulk``).
+6. Memory: VmRSS/VmHWM of the server while ``--readers`` threads (each its own keep-alive
+   connection) hit the read endpoints for ``--reader-seconds``; their p50/p95.
+
+Targets (issue 13) at 200,000 issues / 2,000,000 change rows: slice pages p95 <= 40 ms, card
+p95 <= 5 ms, selective full-text p95 <= 50 ms, ``/projects`` <= 50 ms, ingest and history <= 2x
+raw. At 1,000,000 (``--baseline`` = the 200,000 run's ``--json``): the same reads within 2x of their
+200,000 figures, migration v1 -> v9 < 2 min.
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import json
+import os
+import pstats
+import random
+import shutil
+import sqlite3
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+from urllib.parse import quote
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from hublib import (backups, history, mirror, open_hub, projects, queue, reads,  # noqa: E402
+                    settings)
+from tests.support.bulk import fill_legacy_database  # noqa: E402
+from tests.support.scale import (BIGGEST, COMMON_WORD, RARE_WORDS, RAW_DELETE_BY_KEY,  # noqa: E402
+                                 RAW_INSERT, RAW_INSERT_CHANGE, SMALLEST, ScaleJira, build_hub,
+                                 state_rows)
+from tests.support.server import ServerProcess  # noqa: E402
+from tests.support.timing import (KeepAliveClient, p50, percentile, process_memory,  # noqa: E402
+                                  query_plans)
+
+MANIFEST = 'scale.json'
+DB = 'hub.sqlite'
+PAGE_ISSUES = 100
+DERIVED = ('issue_member', 'issue_search', 'issue_fts')
+READ_TARGETS_MS = {'slice': 40.0, 'card': 5.0, 'text-rare': 50.0, 'projects': 50.0}
+RATIO_TARGET = 2.0
+MIGRATION_TARGET_S = 120.0
+SCALE_FACTOR = 2.0
+
+
+def say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def mib(size: int) -> str:
+    return f'{size / 2**20:,.0f} MiB'
+
+
+# --- 1. build or reuse -----------------------------------------------------------------------------
+
+def table_sizes(path: Path) -> dict[str, int]:
+    """Bytes per table, its indexes included (dbstat), biggest first."""
+    conn = sqlite3.connect(f'file:{path}?mode=ro', uri=True)
+    try:
+        owner = dict(conn.execute('SELECT name, tbl_name FROM sqlite_master'))
+        sizes: dict[str, int] = {}
+        for name, size in conn.execute('SELECT name, sum(pgsize) FROM dbstat GROUP BY name'):
+            table = owner.get(name, name)
+            if table.startswith('issue_fts'):
+                table = 'issue_fts'
+            sizes[table] = sizes.get(table, 0) + size
+    finally:
+        conn.close()
+    return dict(sorted(sizes.items(), key=lambda item: -item[1]))
+
+
+def prepare_data(args, root: Path) -> tuple[Path, dict]:
+    if args.reuse:
+        data_dir = Path(args.reuse)
+        manifest = json.loads((data_dir / MANIFEST).read_text())
+        if (manifest['issues'], manifest['changes_per_issue']) != (args.issues,
+                                                                  args.changes_per_issue):
+            raise SystemExit(f'{data_dir} holds {manifest["issues"]} issues x '
+                             f'{manifest["changes_per_issue"]} changes, not what was asked')
+        say(f'reusing {data_dir} (built in {manifest["build"]["total"]:.0f} s)')
+        return data_dir, manifest
+    data_dir = Path(args.keep) if args.keep else root / 'hub'
+    if (data_dir / DB).exists():
+        raise SystemExit(f'{data_dir} already holds a hub: use --reuse')
+    say(f'building {args.issues:,} issues into {data_dir} ...')
+    jira = ScaleJira(args.issues, seed=args.seed, changes_per_issue=args.changes_per_issue)
+    timings = build_hub(data_dir, jira, workers=args.workers, log=say)
+    manifest = {'issues': args.issues, 'seed': args.seed,
+                'changes_per_issue': args.changes_per_issue, 'build': timings,
+                'tables': table_sizes(data_dir / DB)}
+    (data_dir / MANIFEST).write_text(json.dumps(manifest, indent=1))
+    return data_dir, manifest
+
+
+def open_seconds(data_dir: Path) -> tuple[float, object]:
+    started = time.perf_counter()
+    hub = open_hub(data_dir, create=False)
+    elapsed = time.perf_counter() - started
+    return elapsed, hub
+
+
+def measure_backup(data_dir: Path) -> tuple[float, Path]:
+    """Seconds of the regular backup a serving hub makes once a day, and its file.
+
+    Made here, timed, before any server starts: a server that finds no backup of the day copies
+    the whole file in a thread right after it starts (7 GB at 1,000,000 issues, minutes), and
+    every read measured meanwhile would pay for it. The caller deletes the file at the end.
+    """
+    hub = open_hub(data_dir, create=False)
+    try:
+        started = time.perf_counter()
+        path = backups.backup(hub)
+        return time.perf_counter() - started, path
+    finally:
+        hub.close()
+
+
+def copy_hub(source: Path, target: Path, todays_backup: Path) -> None:
+    """A copy of a closed hub's directory (its file checkpointed: no WAL to carry), with the
+    day's backup linked in so that a server on the copy does not make one."""
+    target.mkdir(parents=True)
+    for name in ('backups', 'files'):
+        (target / name).mkdir(mode=0o700)
+    shutil.copyfile(source / DB, target / DB)
+    os.link(todays_backup, target / 'backups' / todays_backup.name)
+
+
+def drop_derived(data_dir: Path) -> None:
+    conn = sqlite3.connect(str(data_dir / DB))
+    try:
+        for table in DERIVED:
+            conn.execute(f'DROP TABLE IF EXISTS {table}')
+        conn.execute('DROP VIEW IF EXISTS issue_fts_source')
+        conn.commit()
+    finally:
+        conn.close()
+
+
+# --- 3. reads --------------------------------------------------------------------------------------
+
+@dataclass
+class Read:
+    name: str
+    kind: str                       # key of READ_TARGETS_MS, or '' (no target)
+    path: Callable[[], str]         # the HTTP request (may pick a random key)
+    call: Callable[[object], object]  # the same through hublib
+
+
+def walk_cursors(client: KeepAliveClient, path: str, key: str = 'next_cursor') -> list[str]:
+    """Every page cursor of a collection, first page's excluded (untimed)."""
+    cursors, cursor = [], None
+    while True:
+        page = client.json('GET', path + (f'&cursor={cursor}' if cursor else ''))
+        cursor = page[key]
+        if cursor is None:
+            return cursors
+        cursors.append(cursor)
+
+
+def middle_change_cursor(data_dir: Path, client: KeepAliveClient) -> str:
+    conn = sqlite3.connect(f'file:{data_dir / DB}?mode=ro', uri=True)
+    try:
+        total = conn.execute('SELECT count(*) FROM issue_change WHERE at IS NOT NULL').fetchone()[0]
+        middle = conn.execute('SELECT at FROM issue_change WHERE at IS NOT NULL ORDER BY at '
+                              'LIMIT 1 OFFSET ?', (total // 2,)).fetchone()[0]
+    finally:
+        conn.close()
+    return client.json('GET', f'/changes?since={quote(middle)}&limit=500')['next_cursor']
+
+
+def define_reads(data_dir: Path, client: KeepAliveClient, jira: ScaleJira,
+                 rng: random.Random) -> list[Read]:
+    say('walking the slices once for their middle cursors ...')
+    middle = {}
+    for label in (BIGGEST, SMALLEST):
+        cursors = walk_cursors(client, f'/issues?project={label}&limit=500')
+        middle[label] = cursors[len(cursors) // 2] if cursors else None
+        say(f'  {label}: {len(cursors) + 1} pages of 500')
+    change_cursor = middle_change_cursor(data_dir, client)
+    keys = jira.keys()
+    card_key = {'key': keys[0]}
+
+    def card_path() -> str:
+        card_key['key'] = rng.choice(keys)
+        return f'/issues/{card_key["key"]}'
+
+    result = []
+    for label in (BIGGEST, SMALLEST):
+        result.append(Read(f'slice {label}, first page of 500', 'slice',
+                           lambda label=label: f'/issues?project={label}&limit=500',
+                           lambda hub, label=label: reads.issues(hub, project=label, limit=500)))
+        if middle[label]:
+            result.append(Read(
+                f'slice {label}, middle page of 500', 'slice',
+                lambda label=label: f'/issues?project={label}&limit=500&cursor={middle[label]}',
+                lambda hub, label=label: reads.issues(hub, project=label, limit=500,
+                                                      cursor=middle[label])))
+    result += [
+        Read('issue card, random key', 'card', card_path,
+             lambda hub: reads.issue_card(hub, rng.choice(keys))),
+        Read('changes feed, first page of 500', '', lambda: '/changes?limit=500',
+             lambda hub: reads.change_feed(hub, limit=500)),
+        Read('changes feed, middle page of 500', '',
+             lambda: f'/changes?limit=500&cursor={change_cursor}',
+             lambda hub: reads.change_feed(hub, limit=500, cursor=change_cursor)),
+        Read('GET /projects', 'projects', lambda: '/projects', projects.projects),
+        Read(f'text={RARE_WORDS[0]} (selective)', 'text-rare',
+             lambda: f'/issues?text={quote(RARE_WORDS[0])}&limit=100',
+             lambda hub: reads.issues(hub, text=RARE_WORDS[0], limit=100)),
+        Read(f'text={RARE_WORDS[0]}&project={BIGGEST}', '',
+             lambda: f'/issues?text={quote(RARE_WORDS[0])}&project={BIGGEST}&limit=100',
+             lambda hub: reads.issues(hub, text=RARE_WORDS[0], project=BIGGEST, limit=100)),
+        Read(f'text={COMMON_WORD} (common), first 100', 'text-common',
+             lambda: f'/issues?text={quote(COMMON_WORD)}&limit=100',
+             lambda hub: reads.issues(hub, text=COMMON_WORD, limit=100)),
+        Read('all issues, first page of 500', '', lambda: '/issues?limit=500',
+             lambda hub: reads.issues(hub, limit=500)),
+        Read('GET /health (the HTTP floor: no database)', 'floor', lambda: '/health',
+             lambda hub: None),
+    ]
+    return result
+
+
+SLOW_KINDS = ('text-common',)  # a second or more at 1,000,000: sampled in a pass of their own
+
+
+def sample_reads(client: KeepAliveClient, plan: list[Read], samples: int,
+                 budget: float) -> dict[str, dict]:
+    """Round-robin over the reads, then the slow ones in a pass of their own; a read slower than
+    ``budget`` seconds in all stops early (at 10 samples at least).
+
+    The slow ones are kept out of the rotation because on a VM that hands idle memory back to
+    its host (see :func:`idle_memory_penalty`) the read after a 2-second one pays for touching
+    cold memory again, which is the machine's cost, not that read's.
+    """
+    for read in plan:  # warm-up: page cache, statement caches
+        client.timed('GET', read.path())
+    timings: dict[str, list[float]] = {read.name: [] for read in plan}
+    items: dict[str, int] = {}
+    sizes: dict[str, int] = {}
+    fast = [read for read in plan if read.kind not in SLOW_KINDS]
+    slow = [read for read in plan if read.kind in SLOW_KINDS]
+    for rotation in ([fast] * samples) + [[read] for read in slow for _ in range(samples)]:
+        for read in rotation:
+            if len(timings[read.name]) >= 10 and sum(timings[read.name]) > budget * 1000:
+                continue
+            path = read.path()
+            ms, status, body = client.timed('GET', path)
+            if status != 200:
+                raise SystemExit(f'GET {path}: HTTP {status} {body[:300]!r}')
+            timings[read.name].append(ms)
+            sizes[read.name] = len(body)
+            answer = json.loads(body)
+            items[read.name] = len(answer['items']) if isinstance(answer, dict) and 'items' in \
+                answer else (len(answer) if isinstance(answer, list) else 1)
+    return {name: {'p50': p50(values), 'p95': percentile(values, 0.95), 'n': len(values),
+                   'items': items.get(name), 'bytes': sizes.get(name)}
+            for name, values in timings.items()}
+
+
+def idle_memory_penalty(size: int = 64 * 2**20, pause: float = 2.0) -> tuple[float, float]:
+    """Milliseconds to touch ``size`` bytes of this process's memory hot, and again after
+    ``pause`` idle seconds. Equal on a plain machine; on a VM that reports free pages to its host
+    (Firecracker here) the second is ~10x: every read after an idle or a slow moment pays it."""
+    memory = bytearray(size)
+
+    def touch() -> float:
+        started = time.perf_counter()
+        for offset in range(0, size, 4096):
+            memory[offset] = 1
+        return (time.perf_counter() - started) * 1000
+    touch()
+    hot = min(touch() for _ in range(3))
+    time.sleep(pause)
+    return hot, touch()
+
+
+def wsgi_client(hub, token: str):
+    """The hub's Falcon app in this process (no socket, no waitress)."""
+    from falcon import testing
+
+    from hubweb.app import create_app
+    return testing.TestClient(create_app(hub), headers={'Authorization': f'Bearer {token}'})
+
+
+def in_process_reads(hub, token: str, plan: list[Read], samples: int = 15,
+                     budget: float = 30.0) -> dict[str, dict[str, float]]:
+    """p50 of each read called through hublib alone, and through the Falcon app (WSGI)."""
+    client = wsgi_client(hub, token)
+    result = {}
+    for read in plan:
+        figures = {}
+        for way, call in (('hublib', lambda: read.call(hub)),
+                          ('wsgi', lambda: client.simulate_get(read.path()))):
+            call()
+            values = []
+            while len(values) < samples and sum(values) < budget * 1000:
+                started = time.perf_counter()
+                call()
+                values.append((time.perf_counter() - started) * 1000)
+            figures[way] = p50(values)
+        result[read.name] = figures
+    return result
+
+
+def explain(hub, read: Read) -> list[str]:
+    """EXPLAIN QUERY PLAN of every SELECT the read runs, and its profile's top lines."""
+    lines = [f'#### {read.name}']
+    for sql, plan in query_plans(hub.db.connection(), lambda: read.call(hub)):
+        lines += ['```sql', sql if len(sql) < 3000 else sql[:3000] + ' …', '```', '```', *plan, '```']
+    gc.collect()
+    profile = cProfile.Profile()
+    profile.enable()
+    read.call(hub)
+    profile.disable()
+    lines += ['```', 'profile of one call (own time):', *profile_top(profile, 12), '```']
+    return lines
+
+
+def profile_top(profile: cProfile.Profile, count: int) -> list[str]:
+    stats = pstats.Stats(profile)
+    rows = sorted(stats.stats.items(), key=lambda item: -item[1][2])[:count]  # by tottime
+    total = sum(value[2] for value in stats.stats.values()) or 1
+    return [f'{tottime * 1000:9.1f} ms {tottime / total:5.0%}  {calls:>7} calls  '
+            f'{Path(file).name}:{line} {name}'
+            for (file, line, name), (_, calls, tottime, _, _) in rows]
+
+
+# --- 4. ingest -------------------------------------------------------------------------------------
+
+def ingest_pages(jira: ScaleJira, count: int, rng: random.Random) -> list[list[str]]:
+    """``count`` pages of 100 consecutive AURORA keys, from starts spread over the mirror."""
+    stride = max(PAGE_ISSUES, jira.count // count)
+    starts = [1 + index * stride + rng.randrange(max(1, stride - PAGE_ISSUES))
+              for index in range(count)]
+    return [[f'AURORA-{n}' for n in range(start, min(start + PAGE_ISSUES, jira.count + 1))]
+            for start in starts if start <= jira.count]
+
+
+def fold(text: str | None) -> str | None:
+    return text.replace('ё', 'е').replace('Ё', 'Е') if text is not None else None
+
+
+def raw_state_page(conn: sqlite3.Connection, issues: list[dict], members: list[tuple],
+                   command_id: int) -> tuple[Callable[[], None], dict]:
+    """The rows the hub writes for a state page, prepared; returns the timed writer."""
+    keys = [(issue['key'],) for issue in issues]
+    rows = state_rows(issues)
+    docs = conn.execute(
+        'SELECT s.docid, s.summary, s.description, s.comments FROM issue_fts_source s '
+        'WHERE s.docid IN (SELECT docid FROM issue_search WHERE key IN (SELECT value FROM '
+        'json_each(?)))', (json.dumps([key for (key,) in keys]),)).fetchall()
+    docid = dict(conn.execute('SELECT key, docid FROM issue_search WHERE key IN (SELECT value '
+                              'FROM json_each(?))', (json.dumps([k for (k,) in keys]),)))
+    new_docs = [(docid[issue['key']], fold(issue['summary']), fold(issue['description']),
+                 '\n'.join(fold(c['body']) for c in sorted(issue['comments'],
+                                                           key=lambda c: c['id'])))
+                for issue in issues]
+    written = [(command_id, key) for (key,) in keys]
+
+    def write() -> None:
+        conn.execute('BEGIN IMMEDIATE')
+        conn.executemany("INSERT INTO issue_fts (issue_fts, rowid, summary, description, comments) "
+                         "VALUES ('delete', ?, ?, ?, ?)", docs)
+        conn.executemany(RAW_INSERT['issue'], rows['issue'])
+        for table in ('issue_link', 'issue_comment', 'issue_attachment', 'issue_sprint'):
+            conn.executemany(RAW_DELETE_BY_KEY[table], keys)
+            conn.executemany(RAW_INSERT[table], rows[table])
+        conn.executemany('DELETE FROM issue_member WHERE key = ?', keys)
+        conn.executemany('INSERT OR REPLACE INTO issue_member (label, key, sort_key, neighbor) '
+                         'VALUES (?, ?, ?, ?)', members)
+        conn.executemany('INSERT INTO issue_fts (rowid, summary, description, comments) '
+                         'VALUES (?, ?, ?, ?)', new_docs)
+        conn.executemany('INSERT OR IGNORE INTO refresh_written (command_id, key) VALUES (?, ?)',
+                         written)
+        conn.execute('COMMIT')
+    return write, {table: len(value) for table, value in rows.items()}
+
+
+def claimed_refresh(data_dir: Path) -> int:
+    hub = open_hub(data_dir, create=False)
+    try:
+        queue.create_batch(hub, title='Бенчмарк масштаба', author='bench', commands=[
+            {'type': 'refresh', 'params': {'jql': projects.base_jql(hub)}}])
+        command = queue.claim_command(hub, agent='jira', agent_version='bench',
+                                      settings_version=None, last_call_at=None)['command']
+        assert command and command['type'] == 'refresh', command
+        return command['id']
+    finally:
+        hub.close()
+
+
+def measure_ingest(args, data_dir: Path, root: Path, jira: ScaleJira, rng: random.Random,
+                   todays_backup: Path) -> dict:
+    result: dict = {}
+    http_dir, raw_dir = root / 'ingest-http', root / 'ingest-raw'
+    say('copying the database twice for the ingest ...')
+    started = time.perf_counter()
+    copy_hub(data_dir, http_dir, todays_backup)
+    result['copy_seconds'] = time.perf_counter() - started
+    drop_derived(http_dir)
+    seconds, hub = open_seconds(http_dir)
+    hub.close()
+    result['open_without_derived'] = seconds
+    copy_hub(data_dir, raw_dir, todays_backup)
+    command_id = claimed_refresh(http_dir)
+    raw_command_id = claimed_refresh(raw_dir)
+    pages = ingest_pages(jira, args.ingest_pages, rng)
+    say(f'ingest: {len(pages)} state pages of {PAGE_ISSUES} and their history ...')
+    state_bodies, history_bodies, issue_pages, change_pages = [], [], [], []
+    for keys in pages:
+        issues = [jira.issue(key, revision=1) for key in keys]
+        items = [item for key in keys for item in jira.history(key, revision=1)]
+        issue_pages.append(issues)
+        change_pages.append([row for key in keys for row in
+                             jira.change_rows(int(key.split('-')[1]), revision=1)])
+        state_bodies.append(json.dumps({'agent': 'jira', 'command_id': command_id,
+                                        'issues': issues}, ensure_ascii=False).encode())
+        history_bodies.append(json.dumps({'agent': 'jira', 'command_id': command_id,
+                                          'items': items}, ensure_ascii=False).encode())
+    raw = sqlite3.connect(str(raw_dir / DB), isolation_level=None)
+    raw.execute('PRAGMA synchronous = normal')
+    raw.execute('PRAGMA busy_timeout = 15000')
+    watch = sqlite3.connect(f'file:{http_dir / DB}?mode=ro', uri=True)
+    http_state, raw_state, http_history, raw_history = [], [], [], []
+    rows_written = {}
+    with ServerProcess(http_dir, threads=8) as server:
+        client = KeepAliveClient(server.url, server.tokens()['agent'])
+        for index, (keys, body) in enumerate(zip(pages, state_bodies)):
+            ms, status, data = client.timed('POST', '/agent/state', body)
+            assert status == 200, (status, data[:500])
+            http_state.append(ms)
+            members = watch.execute(
+                'SELECT label, key, sort_key, neighbor FROM issue_member WHERE key IN '
+                '(SELECT value FROM json_each(?))', (json.dumps(keys),)).fetchall()
+            write, rows_written = raw_state_page(raw, issue_pages[index], members, raw_command_id)
+            started = time.perf_counter()
+            write()
+            raw_state.append((time.perf_counter() - started) * 1000)
+            ms, status, data = client.timed('POST', '/agent/history', history_bodies[index])
+            assert status == 200 and json.loads(data)['inserted'] == len(change_pages[index]), \
+                (status, data[:500])
+            http_history.append(ms)
+            started = time.perf_counter()
+            raw.execute('BEGIN IMMEDIATE')
+            raw.executemany(RAW_INSERT_CHANGE, change_pages[index])
+            raw.execute('COMMIT')
+            raw_history.append((time.perf_counter() - started) * 1000)
+        client.close()
+    watch.close()
+    raw.close()
+    result.update(
+        pages=len(pages), rows_per_page=rows_written,
+        http_state=sum(http_state) / 1000, raw_state=sum(raw_state) / 1000,
+        http_state_p50=p50(http_state), raw_state_p50=p50(raw_state),
+        http_history=sum(http_history) / 1000, raw_history=sum(raw_history) / 1000,
+        http_history_p50=p50(http_history), raw_history_p50=p50(raw_history),
+        history_rows=sum(len(page) for page in change_pages))
+    result['state_ratio'] = result['http_state'] / result['raw_state']
+    result['history_ratio'] = result['http_history'] / result['raw_history']
+    result['profile'] = profile_ingest(http_dir, jira, pages, command_id)
+    shutil.rmtree(http_dir, ignore_errors=True)
+    shutil.rmtree(raw_dir, ignore_errors=True)
+    return result
+
+
+# What a page's time is spent on, by function (cumulative), in the order ingest does it.
+STATE_PARTS = (('JSON decode', 'json/__init__.py', 'loads'),
+               ('validation (validate_issues)', 'hublib/mirror.py', 'validate_issues'),
+               ('rows (_rows)', 'hublib/mirror.py', '_rows'),
+               ('slices.related_keys', 'hublib/slices.py', 'related_keys'),
+               ('search.unindex', 'hublib/search.py', 'unindex'),
+               ('slices.refresh_members', 'hublib/slices.py', 'refresh_members'),
+               ('search.index', 'hublib/search.py', 'index'),
+               ('the whole ingest_state', 'hublib/mirror.py', 'ingest_state'))
+HISTORY_PARTS = (('JSON decode', 'json/__init__.py', 'loads'),
+                 ('validation (item_ok)', 'hublib/history.py', 'item_ok'),
+                 ('settings.setting', 'hublib/settings.py', 'setting'),
+                 ('time to UTC (mirror.utc)', 'hublib/timeutil.py', 'to_utc'),
+                 ('the whole ingest_history', 'hublib/history.py', 'ingest_history'))
+
+
+def cumulative(stats: pstats.Stats, file_end: str, function: str) -> float:
+    return sum(value[3] for (file, _, name), value in stats.stats.items()
+               if name == function and file.replace(os.sep, '/').endswith(file_end))
+
+
+def direct_executemany(stats: pstats.Stats, caller_end: str, caller: str) -> float:
+    total = 0.0
+    for (file, _, name), value in stats.stats.items():
+        if 'executemany' in name and 'sqlite3' in name:
+            for (cfile, _, cname), timing in value[4].items():
+                if cname == caller and cfile.replace(os.sep, '/').endswith(caller_end):
+                    total += timing[3]
+    return total
+
+
+def profile_ingest(http_dir: Path, jira: ScaleJira, pages: list[list[str]],
+                   command_id: int) -> dict:
+    """The same kind of pages (later revisions of the same keys) in this process: through hublib
+    alone, through the Falcon app (WSGI, no socket), and profiled by hublib function."""
+    hub = open_hub(http_dir, create=False)
+    sample = pages[:10]
+
+    def bodies(revision: int) -> tuple[list[bytes], list[bytes]]:
+        state = [json.dumps({'agent': 'jira', 'command_id': command_id, 'issues':
+                             [jira.issue(key, revision=revision) for key in keys]},
+                            ensure_ascii=False).encode() for keys in sample]
+        changes = [json.dumps({'agent': 'jira', 'items': [
+            item for key in keys for item in jira.history(key, revision=revision)]},
+            ensure_ascii=False).encode() for keys in sample]
+        return state, changes
+
+    def state_call(body: bytes) -> None:
+        data = json.loads(body)
+        mirror.ingest_state(hub, data['agent'], data['command_id'], data['issues'])
+
+    def history_call(body: bytes) -> None:
+        data = json.loads(body)
+        history.ingest_history(hub, data['agent'], None, data['items'])
+
+    def per_page(call, items: list[bytes]) -> float:
+        started = time.perf_counter()
+        for body in items:
+            call(body)
+        return (time.perf_counter() - started) * 1000 / len(items)
+
+    try:
+        result: dict = {}
+        state, changes = bodies(2)
+        result['state_hublib_ms'] = per_page(state_call, state)
+        result['history_hublib_ms'] = per_page(history_call, changes)
+        client = wsgi_client(hub, settings.tokens(hub)['agent'])
+        state, changes = bodies(3)
+        result['state_wsgi_ms'] = per_page(
+            lambda body: client.simulate_post('/agent/state', body=body,
+                                              content_type='application/json'), state)
+        result['history_wsgi_ms'] = per_page(
+            lambda body: client.simulate_post('/agent/history', body=body,
+                                              content_type='application/json'), changes)
+        state, changes = bodies(6)
+        for name, path, items in (('state', '/agent/state', state),
+                                  ('history', '/agent/history', changes)):
+            gc.collect()
+            profile = cProfile.Profile()
+            profile.enable()
+            for body in items:
+                client.simulate_post(path, body=body, content_type='application/json')
+            profile.disable()
+            result[f'{name}_wsgi_top'] = profile_top(profile, 12)
+        state, changes = bodies(4)
+        for name, call, items, parts, caller in (
+                ('state', state_call, state, STATE_PARTS, ('hublib/mirror.py', 'ingest_state')),
+                ('history', history_call, changes, HISTORY_PARTS,
+                 ('hublib/history.py', 'ingest_history'))):
+            gc.collect()
+            profile = cProfile.Profile()
+            profile.enable()
+            for body in items:
+                call(body)
+            profile.disable()
+            stats = pstats.Stats(profile)
+            breakdown = {part: cumulative(stats, end, function) * 1000 / len(items)
+                         for part, end, function in parts}
+            breakdown['executemany called by ' + caller[1]] = \
+                direct_executemany(stats, *caller) * 1000 / len(items)
+            result[f'{name}_parts'] = breakdown
+            result[f'{name}_top'] = profile_top(profile, 15)
+        result['state_plans'] = query_plans(hub.db.connection(), lambda: mirror.ingest_state(
+            hub, 'jira', command_id, [jira.issue(key, revision=5) for key in pages[-1]]))
+    finally:
+        hub.close()
+    return result
+
+
+# --- 5. migration ----------------------------------------------------------------------------------
+
+def measure_migration(issues: int, root: Path) -> dict:
+    data_dir = root / 'legacy-v1'
+    data_dir.mkdir()
+    say(f'migration: filling a v1 database of {issues:,} issues ...')
+    started = time.perf_counter()
+    counts = fill_legacy_database(data_dir / DB, 1, issues=issues)
+    fill = time.perf_counter() - started
+    size = (data_dir / DB).stat().st_size
+    say('migration: open_hub (v1 -> v9) ...')
+    seconds, hub = open_seconds(data_dir)
+    version = hub.db.execute_sql("SELECT value FROM setting WHERE key = 'schema_version'").fetchone()
+    hub.close()
+    shutil.rmtree(data_dir, ignore_errors=True)
+    return {'seconds': seconds, 'fill': fill, 'size': size, 'counts': counts,
+            'version': version[0]}
+
+
+# --- 6. memory under concurrent readers ------------------------------------------------------------
+
+def concurrent_readers(url: str, token: str, pid: int, plan: list[Read], readers: int,
+                       seconds: float) -> dict:
+    # not the common text (a second each at 1,000,000: no reader's query) nor the floor
+    light = [read for read in plan if read.kind not in ('text-common', 'floor')]
+    timings: dict[str, list[float]] = {read.name: [] for read in light}
+    errors: list[str] = []
+    lock = threading.Lock()
+    deadline = time.monotonic() + seconds
+    before = process_memory(pid)
+    peak = {'VmRSS': before.get('VmRSS', 0)}
+
+    def reader(index: int) -> None:
+        client = KeepAliveClient(url, token)
+        order = light[index % len(light):] + light[:index % len(light)]
+        try:
+            while time.monotonic() < deadline:
+                for read in order:
+                    ms, status, body = client.timed('GET', read.path())
+                    with lock:
+                        if status == 200:
+                            timings[read.name].append(ms)
+                        else:
+                            errors.append(f'{read.name}: {status} {body[:200]!r}')
+                    if time.monotonic() >= deadline:
+                        break
+        except Exception as error:  # noqa: BLE001 - counted and shown, never hidden
+            with lock:
+                errors.append(f'{type(error).__name__}: {error}')
+        finally:
+            client.close()
+
+    threads = [threading.Thread(target=reader, args=(index,), daemon=True)
+               for index in range(readers)]
+    for thread in threads:
+        thread.start()
+    while any(thread.is_alive() for thread in threads):
+        time.sleep(0.5)
+        peak['VmRSS'] = max(peak['VmRSS'], process_memory(pid).get('VmRSS', 0))
+    after = process_memory(pid)
+    every = [value for values in timings.values() for value in values]
+    return {'before': before, 'after': after, 'peak_rss': peak['VmRSS'], 'errors': errors[:10],
+            'requests': len(every), 'seconds': seconds,
+            'p50': p50(every) if every else None, 'p95': percentile(every, 0.95) if every else None,
+            'by_read': {name: {'p50': p50(values), 'p95': percentile(values, 0.95),
+                               'n': len(values)} for name, values in timings.items() if values}}
+
+
+# --- report ----------------------------------------------------------------------------------------
+
+def read_target(kind: str, name: str, baseline: dict | None) -> tuple[float | None, str]:
+    if baseline is not None and name in baseline.get('reads', {}):
+        base = baseline['reads'][name]['p95']
+        return SCALE_FACTOR * base, f'≤ 2× {baseline["issues"]:,} (p95 {base:.1f})'
+    target = READ_TARGETS_MS.get(kind)
+    return target, (f'p95 ≤ {target:.0f} ms' if target is not None else '—')
+
+
+def mark(ok: bool | None) -> str:
+    return '' if ok is None else ('✔' if ok else '✘')
+
+
+def report(args, results: dict, baseline: dict | None) -> list[str]:
+    n = args.issues
+    lines = [f'### bench_scale: {n:,} issues, {n * args.changes_per_issue:,} change rows',
+             '', '| What | Figure | Target | |', '| --- | --- | --- | --- |']
+
+    def row(what: str, figure: str, target: str = '—', ok: bool | None = None) -> None:
+        lines.append(f'| {what} | {figure} | {target} | {mark(ok)} |')
+
+    manifest = results['manifest']
+    build = manifest['build']
+    row('Build (generate + write + indexes + slices and FTS)',
+        f'{build["total"]:.0f} s (mirror {build["issues"]:.0f} s, changes {build["changes"]:.0f} s, '
+        f'indexes {build["indexes"]:.0f} s, derived {build["derived"]:.0f} s)')
+    tables = manifest.get('tables', {})
+    hot, cold = results['idle_memory']
+    row('This machine: touching 64 MiB of memory, hot / after 2 s idle',
+        f'{hot:.0f} / {cold:.0f} ms (reads after an idle or slow moment pay the difference)')
+    row('Database size', f'{mib(results["size"])} (' + ', '.join(
+        f'{table} {mib(size)}' for table, size in list(tables.items())[:6]) + ')')
+    row('open_hub of the built file', f'{results["open"] * 1000:.0f} ms')
+    row('Daily backup (backups.backup: what a serving hub does once a day)',
+        f'{results["backup"]:.1f} s')
+    ingest = results.get('ingest')
+    if ingest:
+        row('open_hub of a copy without slices and FTS (builds them)',
+            f'{ingest["open_without_derived"]:.1f} s')
+    for name, figure in results['reads'].items():
+        target, text = read_target(figure['kind'], name, baseline)
+        ok = None if target is None else figure['p95'] <= target
+        row(name, f'p50 {figure["p50"]:.1f} / p95 {figure["p95"]:.1f} ms (p50 in-process: hublib '
+            f'{figure["hublib_p50"]:.1f}, WSGI {figure["wsgi_p50"]:.1f}; n={figure["n"]}, '
+            f'{figure["items"]} items, {figure["bytes"] / 1024:,.0f} KiB)', text, ok)
+    if ingest:
+        row(f'State ingest, {ingest["pages"]} pages of {PAGE_ISSUES} (changed issues)',
+            f'HTTP {ingest["http_state"]:.2f} s vs raw {ingest["raw_state"]:.2f} s = '
+            f'{ingest["state_ratio"]:.2f}× (page p50 {ingest["http_state_p50"]:.0f} vs '
+            f'{ingest["raw_state_p50"]:.0f} ms)', '≤ 2× raw', ingest['state_ratio'] <= RATIO_TARGET)
+        row(f'History ingest, {ingest["history_rows"]:,} new rows in pages of 1,000',
+            f'HTTP {ingest["http_history"]:.2f} s vs raw {ingest["raw_history"]:.2f} s = '
+            f'{ingest["history_ratio"]:.2f}× (page p50 {ingest["http_history_p50"]:.0f} vs '
+            f'{ingest["raw_history_p50"]:.0f} ms)', '≤ 2× raw',
+            ingest['history_ratio'] <= RATIO_TARGET)
+    migration = results.get('migration')
+    if migration:
+        big = n >= 1_000_000
+        row(f'Migration v1 → v9, {n:,} issues ({mib(migration["size"])}, '
+            f'{migration["counts"]["issue_link"]:,} links, {migration["counts"]["issue_note"]:,} notes)',
+            f'{migration["seconds"]:.1f} s (fill {migration["fill"]:.0f} s)',
+            '< 2 min' if big else '(< 2 min at 1,000,000)',
+            migration['seconds'] < MIGRATION_TARGET_S if big else None)
+    load = results.get('load')
+    if load:
+        row(f'Server memory, {args.readers} concurrent readers for {load["seconds"]:.0f} s',
+            f'VmRSS {load["before"].get("VmRSS", 0) / 1024:.0f} → peak {load["peak_rss"] / 1024:.0f} MiB, '
+            f'VmHWM {load["after"].get("VmHWM", 0) / 1024:.0f} MiB')
+        row(f'{args.readers} concurrent readers, every read but the common text and /health',
+            f'p50 {load["p50"]:.1f} / p95 {load["p95"]:.1f} ms, '
+            f'{load["requests"] / load["seconds"]:.0f} req/s, errors {len(load["errors"])}')
+    return lines
+
+
+def details(results: dict) -> list[str]:
+    lines = []
+    ingest = results.get('ingest')
+    if ingest:
+        profile = ingest['profile']
+        for name, http_p50 in (('state', ingest['http_state_p50']),
+                               ('history', ingest['http_history_p50'])):
+            lines += ['', f'{name.capitalize()} page, ms: HTTP p50 {http_p50:.1f}; in this process '
+                      f'through the Falcon app (WSGI) {profile[name + "_wsgi_ms"]:.1f}, through '
+                      f'hublib alone {profile[name + "_hublib_ms"]:.1f}; profiled by function '
+                      '(cumulative ms a page, cProfile inflates Python code):']
+            lines += [f'  {part:<44} {ms:8.1f}' for part, ms in profile[name + '_parts'].items()]
+            lines += ['  top by own time, all 10 pages:'] + ['  ' + line for line in
+                                                             profile[name + '_top']]
+            lines += ['  the same pages through the Falcon app (WSGI), top by own time:']
+            lines += ['  ' + line for line in profile[name + '_wsgi_top']]
+        lines += ['', f'Rows a state page writes: {ingest["rows_per_page"]}']
+        if ingest['state_ratio'] > RATIO_TARGET:
+            lines += ['', 'Query plans of the SELECTs of one state page:']
+            for sql, plan in profile['state_plans']:
+                lines += ['```sql', sql[:2000], '```', '```', *plan, '```']
+    load = results.get('load')
+    if load:
+        lines += ['', 'Concurrent readers by read (ms):']
+        lines += [f'  {name:<48} p50 {value["p50"]:8.1f}  p95 {value["p95"]:8.1f}  n={value["n"]}'
+                  for name, value in load['by_read'].items()]
+        if load['errors']:
+            lines += ['  errors: ' + '; '.join(load['errors'])]
+    if results.get('explain'):
+        lines += ['', '### Reads that missed their target', *results['explain']]
+    return lines
+
+
+# --- main ------------------------------------------------------------------------------------------
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--issues', type=int, required=True)
+    parser.add_argument('--changes-per-issue', type=int, default=10)
+    parser.add_argument('--seed', type=int, default=13)
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument('--keep', metavar='DIR', help='build into DIR and keep it')
+    where.add_argument('--reuse', metavar='DIR', help='measure the hub built into DIR by --keep')
+    parser.add_argument('--workers', type=int, default=2, help='generator processes')
+    parser.add_argument('--samples', type=int, default=60)
+    parser.add_argument('--budget', type=float, default=120.0,
+                        help='seconds a single read may take in all before sampling stops')
+    parser.add_argument('--ingest-pages', type=int, default=100)
+    parser.add_argument('--readers', type=int, default=32)
+    parser.add_argument('--reader-seconds', type=float, default=20.0)
+    parser.add_argument('--skip', default='', help='comma-separated: reads,ingest,migration,load')
+    parser.add_argument('--explain', action='store_true', help='plans of every read, not only misses')
+    parser.add_argument('--json', metavar='OUT', help='write the figures as JSON')
+    parser.add_argument('--baseline', metavar='JSON', help='--json of the 200,000 run')
+    args = parser.parse_args(argv)
+    skip = set(filter(None, args.skip.split(',')))
+    baseline = json.loads(Path(args.baseline).read_text()) if args.baseline else None
+    work = Path(tempfile.mkdtemp(prefix='bench-scale-'))
+    rng = random.Random(args.seed)
+    results: dict = {'issues': args.issues}
+    todays_backup = None
+    try:
+        data_dir, manifest = prepare_data(args, work)
+        results['manifest'] = manifest
+        jira = ScaleJira(args.issues, seed=args.seed, changes_per_issue=args.changes_per_issue)
+        results['idle_memory'] = idle_memory_penalty()
+        results['size'] = sum(path.stat().st_size for path in data_dir.glob(DB + '*'))
+        seconds, hub = open_seconds(data_dir)
+        hub.close()
+        seconds_again, hub = open_seconds(data_dir)
+        hub.close()
+        results['open'] = min(seconds, seconds_again)
+        say('the daily backup ...')
+        results['backup'], todays_backup = measure_backup(data_dir)
+        if 'reads' not in skip or 'load' not in skip:
+            with ServerProcess(data_dir, threads=8) as server:
+                token = server.tokens()['client']
+                client = KeepAliveClient(server.url, token)
+                plan = define_reads(data_dir, client, jira, rng)
+                results['reads'] = {}
+                if 'reads' not in skip:
+                    say(f'reads: {len(plan)} kinds x {args.samples} samples ...')
+                    measured = sample_reads(client, plan, args.samples, args.budget)
+                    hub = open_hub(data_dir, create=False)
+                    try:
+                        in_process = in_process_reads(hub, token, plan)
+                        explained = []
+                        for read in plan:
+                            figure = measured[read.name]
+                            figure.update(kind=read.kind,
+                                          hublib_p50=in_process[read.name]['hublib'],
+                                          wsgi_p50=in_process[read.name]['wsgi'])
+                            target, _ = read_target(read.kind, read.name, baseline)
+                            if args.explain or (target is not None and figure['p95'] > target):
+                                explained += explain(hub, read)
+                    finally:
+                        hub.close()
+                    results['reads'] = measured
+                    results['explain'] = explained
+                client.close()
+                if 'load' not in skip:
+                    say(f'memory: {args.readers} readers for {args.reader_seconds:.0f} s ...')
+                    results['load'] = concurrent_readers(server.url, token, server.process.pid,
+                                                         plan, args.readers, args.reader_seconds)
+        if 'ingest' not in skip:
+            results['ingest'] = measure_ingest(args, data_dir, work, jira, rng, todays_backup)
+        if 'migration' not in skip:
+            results['migration'] = measure_migration(args.issues, work)
+    finally:
+        if todays_backup is not None:
+            todays_backup.unlink(missing_ok=True)
+        shutil.rmtree(work, ignore_errors=True)
+    lines = report(args, results, baseline) + details(results)
+    print('\n'.join(lines))
+    if args.json:
+        Path(args.json).write_text(json.dumps(
+            {key: value for key, value in results.items() if key != 'explain'},
+            ensure_ascii=False, indent=1, default=str))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
