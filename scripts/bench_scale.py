@@ -718,7 +718,7 @@ def report(args, results: dict, baseline: dict | None) -> list[str]:
     if ingest:
         row('open_hub of a copy without slices and FTS (builds them)',
             f'{ingest["open_without_derived"]:.1f} s')
-    for name, figure in results['reads'].items():
+    for name, figure in results.get('reads', {}).items():
         target, text = read_target(figure['kind'], name, baseline)
         ok = None if target is None else figure['p95'] <= target
         row(name, f'p50 {figure["p50"]:.1f} / p95 {figure["p95"]:.1f} ms (p50 in-process: hublib '
