@@ -8,20 +8,26 @@
    ``--changes-per-issue`` change rows per issue, Russian text) written straight into a hub file;
    ``--keep DIR`` keeps it, ``--reuse DIR`` measures a kept one again without rebuilding.
 2. Size of the file (and of its biggest tables), ``open_hub`` time of it, and of a copy that lacks
-   the derived tables (slices, full-text index), which open builds.
+   the derived tables (slices, full-text index), which open builds; the day's backup, made and
+   timed before any server starts (a server that finds none copies the whole file in a thread
+   while the reads are measured), linked into the ingest copies and deleted at the end. And what
+   this machine charges for touching memory left idle for 2 s (a Firecracker VM: ~100x).
 3. Reads over HTTP against a real ``sdlc-hub serve`` (8 threads), one keep-alive client, requests
    taken round-robin, ``--samples`` each: the first and a middle page of 500 of the biggest and of
    the smallest project's slice (the middle cursor found by walking the pages once, untimed), an
    issue card of a random key, the first and a middle page of 500 of the change feed, ``/projects``,
-   a selective full-text query (a rare word) and a common one (first page of 100). The same calls
-   in-process (hublib alone) give the split between SQL and HTTP. A read that misses its target
-   gets the EXPLAIN QUERY PLAN of every SELECT it runs and a profile.
+   a selective full-text query (a rare word), ``/health`` (the HTTP floor), then in a pass of its
+   own the common full-text query (first page of 100; it takes seconds at 1,000,000 and would
+   leave the next read on cold memory). The same calls in this process, through hublib alone and
+   through the Falcon app (WSGI), split each figure into SQL, Falcon and waitress. A read that
+   misses its target gets the EXPLAIN QUERY PLAN of every SELECT it runs and a profile.
 4. Ingest: ``--ingest-pages`` pages of 100 issues re-sent as changed in Jira (``revision=1``: new
    status, a new comment) to ``POST /agent/state`` of a server on one copy of the file, and their
    new history (1,000 items a page) to ``POST /agent/history``; between them, in the same run and
    page by page, raw ``sqlite3.executemany`` of exactly the rows the hub writes (issue upsert, links,
    comments, attachments, sprints, the slice rows, the full-text entries out and in, the refresh's
-   written keys; then the change rows) into a second copy. Then one page profiled in-process.
+   written keys; then the change rows) into a second copy. Then more pages in this process:
+   through hublib alone, through the Falcon app, and profiled by hublib function.
 5. Migration v1 -> v9 of a v1 database of N issues (links, notes; ``tests.support.bulk``).
 6. Memory: VmRSS/VmHWM of the server while ``--readers`` threads (each its own keep-alive
    connection) hit the read endpoints for ``--reader-seconds``; their p50/p95.
@@ -712,7 +718,7 @@ def report(args, results: dict, baseline: dict | None) -> list[str]:
     if ingest:
         row('open_hub of a copy without slices and FTS (builds them)',
             f'{ingest["open_without_derived"]:.1f} s')
-    for name, figure in results['reads'].items():
+    for name, figure in results.get('reads', {}).items():
         target, text = read_target(figure['kind'], name, baseline)
         ok = None if target is None else figure['p95'] <= target
         row(name, f'p50 {figure["p50"]:.1f} / p95 {figure["p95"]:.1f} ms (p50 in-process: hublib '

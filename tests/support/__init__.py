@@ -5,7 +5,9 @@
   traffic for the concurrency fault test;
 - ``bulk``: legacy database files and bulk rows written straight with ``sqlite3``;
 - ``hubs``: a byte snapshot of a data directory, a hub set up as a team has it, and a "full
-  disk" at SQLite's page limit.
+  disk" at SQLite's page limit;
+- ``scale``: a Jira mirror of any size written straight into a hub file (``bench_scale``);
+- ``timing``: a keep-alive client that times requests, percentiles, process memory, query plans.
 
 The benchmarks in ``scripts/`` put the repository root on ``sys.path`` and import these by their
 public names; the simulated agent and fake Jira they drive are the shipped ``hubweb.demo``.
