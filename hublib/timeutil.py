@@ -45,6 +45,18 @@ def to_utc(text: object) -> str | None:
     Decisions: RFC 3339's lower-case ``t`` and ``z`` are accepted; a leap second (``:60``) is
     read as ``:59`` of the same minute.
     """
+    if (type(text) is str and len(text) == 28 and text[4] == text[7] == '-' and text[10] == 'T'
+            and text[13] == text[16] == ':' and text[19] == '.' and text[23] in '+-'):
+        # Jira's own shape, 2026-10-22T09:00:00.000+0300: the shape is fixed by position and
+        # fromisoformat checks the digits (history ingest: ~500 distinct times a page)
+        try:
+            moment = _fromisoformat(text)
+            offset = moment.utcoffset()
+            if offset:
+                moment -= offset
+            return moment.replace(tzinfo=None).isoformat(timespec='seconds') + '+00:00'
+        except (ValueError, OverflowError):  # a leap second, or not a time: the general path
+            pass
     if not isinstance(text, str):
         return None
     text = text.strip()
@@ -62,6 +74,9 @@ def to_utc(text: object) -> str | None:
         return None
     # format_utc, spelled out: the history ingest calls this for every record (3.1 -> 2.0 µs)
     return moment.replace(tzinfo=None).isoformat(timespec='seconds') + '+00:00'
+
+
+_fromisoformat = datetime.fromisoformat
 
 
 def minutes_before(text: str, minutes: float) -> str:
