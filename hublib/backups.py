@@ -10,6 +10,11 @@ Decisions the spec did not make:
   is claimed with ``os.link`` from the finished temp file, which fails when the name exists, so two
   processes never overwrite each other. Order among same-second backups is by that number.
 - "Newest" means by the stamp in the name, not by mtime: it is the hub's time of the backup.
+- Partial copies: a process killed while copying (a server stopped during its daily backup, a
+  CLI backup interrupted) leaves its temp files (``*.tmp``, ``*.tmp-journal``) in ``backups/``;
+  at 1,000,000 issues that is 7 GB. Every backup first removes the temp files that have not
+  changed for an hour (``STALE_TEMP_SECONDS``): a copy in progress writes its file all the time,
+  so it is never taken for a stale one.
 - The daily backup while serving is a background thread (``start_daily_backups``) rather than a
   check on requests: a hub nobody calls still gets its backup, and no request pays for the copy.
 """
@@ -21,6 +26,7 @@ import re
 import sqlite3
 import tempfile
 import threading
+import time
 from datetime import timezone
 from pathlib import Path
 
@@ -33,6 +39,7 @@ log = logging.getLogger('hublib.backups')
 _REGULAR = re.compile(r'(?P<stamp>\d{8}-\d{6})(?:-(?P<number>[1-9]\d*))?\.sqlite')
 _TEMP_PREFIX = '.backup-'
 _TEMP_SUFFIX = '.tmp'
+STALE_TEMP_SECONDS = 3600
 
 
 def _stamp(hub: Hub) -> str:
@@ -96,11 +103,30 @@ def rotate(hub: Hub) -> list[Path]:
     return doomed
 
 
+def remove_stale_temps(hub: Hub) -> list[Path]:
+    """Delete the partial copies killed processes left in ``backups/``; the deleted paths."""
+    now = time.time()
+    removed = []
+    for path in hub.backups_dir.iterdir():
+        try:
+            stale = ('.tmp' in path.name and path.is_file()
+                     and now - path.stat().st_mtime > STALE_TEMP_SECONDS)
+            if stale:
+                path.unlink()
+                removed.append(path)
+        except FileNotFoundError:  # another process cleaned it up first
+            continue
+    if removed:
+        log.warning('удалены недописанные копии: %s', ', '.join(path.name for path in removed))
+    return removed
+
+
 def backup(hub: Hub) -> Path:
     """Copy the database to ``backups/<YYYYMMDD-HHMMSS>.sqlite`` and rotate; return the new path.
 
     On a full disk: StorageFullError, and no partial copy is left behind.
     """
+    remove_stale_temps(hub)
     try:
         temp = _copy_to_temp(hub)
         try:

@@ -151,3 +151,20 @@ def test_daily_backup_thread_survives_a_failure(hub, monkeypatch, caplog):
     thread.join(5)
     assert len(calls) >= 2 and not thread.is_alive()
     assert 'ежедневная резервная копия не удалась' in caplog.text
+
+
+def test_a_backup_removes_partial_copies_a_killed_process_left_and_spares_fresh_ones(hub, caplog):
+    # what a server stopped in the middle of its daily backup leaves behind
+    stale = [hub.backups_dir / name for name in
+             ('.backup-k1llq.tmp', '.backup-k1llq.tmp.tmp', '.backup-k1llq.tmp.tmp-journal',
+              '20261130-101500-schema-v9.sqlite.tmp')]
+    fresh = hub.backups_dir / '.backup-l1ve.tmp'  # a copy another process is writing now
+    for path in (*stale, fresh):
+        path.write_bytes(b'partial')
+    hour_ago = os.stat(fresh).st_mtime - backups.STALE_TEMP_SECONDS - 1
+    for path in stale:
+        os.utime(path, (hour_ago, hour_ago))
+    made = backups.backup(hub)
+    assert not any(path.exists() for path in stale)
+    assert fresh.exists() and made.exists()
+    assert '.backup-k1llq.tmp' in caplog.text
