@@ -45,6 +45,16 @@ from hublib.timeutil import format_utc, minutes_before, parse_utc, to_utc
     ('2026-10-22T25:00:00Z', None),
     ('2026-10-22T09:00:00+2500', None),
     ('2026-10-22T09:00:00+03:99', None),
+    # Jira's own 28-character shape with a broken offset or fraction (the fast path's edges)
+    ('2026-10-22T09:00:00.000+0370', None),
+    ('2026-10-22T09:00:00.000+03.0', None),
+    ('2026-10-22T09:00:00.000+2400', None),
+    ('2026-10-22T09:00:00.0a0+0300', None),
+    ('2026-10-22T09:00:00.\u0663\u0663\u0663+0300', None),
+    ('2026-10-22T09:00:00.000-0530', '2026-10-22T14:30:00+00:00'),
+    ('2026-10-22T09:00:00.000+0000', '2026-10-22T09:00:00+00:00'),
+    ('2026-10-22T23:59:60.000+0300', '2026-10-22T20:59:59+00:00'),
+    ('0001-01-01T01:00:00.000+0300', None),
     ('2026-10-22T09:00:00 +0300 tail', None),
     ('вчера', None),
     (1761112800, None),
@@ -65,6 +75,17 @@ def test_to_utc(text, expected):
 def test_to_utc_truncates_any_fraction(digits, offset, expected):
     fraction = '9' * digits
     assert to_utc(f'2026-10-22T09:00:00.{fraction}{offset}') == expected
+
+
+def test_to_utc_jira_shape_agrees_with_the_general_path():
+    # every 28-character Jira time is also read by the general path (a space instead of 'T'
+    # takes it there): both must give the same answer for every offset and fraction
+    for hours in range(0, 26):
+        for minutes in (0, 30, 59, 60, 99):
+            for sign in '+-':
+                for fraction in ('000', '999', '5a5'):
+                    jira = f'2026-10-22T09:00:00.{fraction}{sign}{hours:02d}{minutes:02d}'
+                    assert to_utc(jira) == to_utc(jira.replace('T', ' ')), jira
 
 
 def test_to_utc_output_is_hub_format_and_parses_back():
