@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 # marshmallow is not here: hublib validates every input with it (issue 11, STYLE 11).
 WEB_PACKAGES = ('falcon', 'waitress', 'apispec', 'mcp')
 SQL = re.compile(r'SELECT |INSERT |UPDATE |DELETE FROM|execute_sql|executemany|\.cursor\(')
