@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 import falcon
+import orjson
 from marshmallow import Schema, fields
 
 from hublib.errors import NotFoundError, ValidationError
@@ -45,10 +46,13 @@ def _parse_constant(name: str) -> float:
     raise _body_error(f'{name} не допускается в JSON')
 
 
-def _check_depth(value: Any) -> None:
-    """Refuse nesting deeper than MAX_DEPTH (the containers are walked, never the scalars)."""
+def _check_depth(value: Any) -> bool:
+    """Refuse nesting deeper than MAX_DEPTH (the containers are walked, never the scalars);
+    whether a float at least as large as a 64-bit integer was met (orjson reads an integer
+    literal beyond 64 bits as such a float, the standard parser as an int)."""
     stack = [(value, 1)]
     pop, push = stack.pop, stack.append
+    wide = False
     while stack:
         item, depth = pop()
         if depth > MAX_DEPTH:
@@ -57,6 +61,12 @@ def _check_depth(value: Any) -> None:
             kind = type(child)
             if kind is dict or kind is list:
                 push((child, depth + 1))
+            elif kind is float and not -_WIDE < child < _WIDE:
+                wide = True
+    return wide
+
+
+_WIDE = float(INT64_MAX)  # rounds up to the first integer beyond 64 bits
 
 
 def _check_surrogates(value: Any) -> None:
@@ -81,13 +91,35 @@ def _has_surrogate(text: str) -> bool:
     return any('\ud800' <= ch <= '\udfff' for ch in text)
 
 
-def loads(text: str) -> Any:
-    """Parse a request body: ``json.loads`` that refuses what SQLite or UTF-8 cannot hold.
+def loads(data: bytes | str) -> Any:
+    """Parse a request body: JSON that SQLite and UTF-8 can hold, else an error.
 
     Integers of more than ``MAX_INT_DIGITS`` digits, non-finite numbers and nesting deeper than
-    ``MAX_DEPTH`` → 422 (``_body``);
-    a lone UTF-16 surrogate escape (``"\\ud800"``) → 400 like any other non-UTF-8 body.
+    ``MAX_DEPTH`` → 422 (``_body``); a lone UTF-16 surrogate escape (``"\\ud800"``) → 400 like
+    any other non-UTF-8 body; malformed JSON → ValueError (400).
+
+    orjson parses first (a history page of 1,000 items: 0.6 ms instead of 1.5 ms with the
+    standard parser). Whatever it refuses (malformed JSON, but also NaN, 1e400, lone surrogates,
+    integers beyond 64 bits, nesting past 1,024), and any value it may read differently (a float
+    of 64-bit integer size, which may have been such an integer), goes through the standard
+    parser, whose answer, value or error, is the one given: both read every other JSON text alike.
     """
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return _standard_loads(data)
+    kind = type(value)
+    if kind is dict or kind is list:
+        if _check_depth(value):
+            return _standard_loads(data)
+    elif kind is float and not -_WIDE < value < _WIDE:
+        return _standard_loads(data)
+    return value
+
+
+def _standard_loads(data: bytes | str) -> Any:
+    """The standard library's parser with the same limits (the precise errors)."""
+    text = data.decode() if isinstance(data, bytes) else data  # UnicodeDecodeError: a 400
     try:
         # no parse_int hook: one Python call per integer would cost a page of history ~1 ms
         value = json.loads(text, parse_float=_parse_float, parse_constant=_parse_constant)
@@ -104,10 +136,23 @@ def loads(text: str) -> Any:
     return value
 
 
+class JSONHandler(falcon.media.JSONHandler):
+    """Falcon's JSON handler, reading the body as bytes into :func:`loads` (no decode to str
+    first: orjson reads UTF-8 itself)."""
+
+    def deserialize(self, stream, content_type: str | None, content_length: int | None) -> Any:
+        data = stream.read()
+        if not data:
+            raise falcon.MediaNotFoundError('JSON')
+        try:
+            return loads(data)
+        except ValueError as error:  # malformed JSON or UTF-8 (not our 422s: HubError)
+            raise falcon.MediaMalformedError('JSON') from error
+
+
 def json_handler() -> falcon.media.JSONHandler:
     """The JSON media handler of the app: :func:`loads` in, UTF-8 JSON out."""
-    return falcon.media.JSONHandler(loads=loads,
-                                    dumps=lambda obj: json.dumps(obj, ensure_ascii=False))
+    return JSONHandler(loads=loads, dumps=lambda obj: json.dumps(obj, ensure_ascii=False))
 
 
 # --- schemas and loading helpers -------------------------------------------------------------------
