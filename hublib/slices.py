@@ -11,7 +11,9 @@ issue through indexes — is O(limit / share of the mirror in the slice): measur
 it cost 128 ms p95 for a page of 500 of a project holding a tenth of the mirror, against a few ms
 for the index range here (``scripts/bench_scale.py``). The price is paid by ingest: one set-based
 recompute per page for the page's issues and their link partners and epics (see
-:func:`refresh_members`), within the 2x-of-raw budget of ``scripts/bench_ingest.py``.
+:func:`refresh_members`): a refresh of changed issues stays within 2x of raw ``executemany`` at
+200,000 and 1,000,000 issues (1.2-1.4x, ``scripts/bench_scale.py``); the first fill of an empty
+mirror, where every row is new, costs 2.4x (``scripts/bench_ingest.py``).
 
 Natural order (contract §10): project key, then the issue number as a number (``AURORA-2`` before
 ``AURORA-10``). ``sort_key`` spells it as one string so that SQLite can keep it in one index:
