@@ -1,4 +1,5 @@
-"""The request JSON parser (hubweb.schemas.loads): orjson first, the standard parser for the rest.
+"""The request JSON parser (hubweb.schemas.loads): orjson first, the standard parser for the rest;
+and the response writer (hubweb.schemas.dumps).
 
 Both must give every body the same answer: the same value, or the same kind of error. The two
 parsers differ on integers beyond 64 bits (orjson reads a float), NaN/Infinity, 1e400, lone
@@ -14,7 +15,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from hublib.errors import ValidationError
-from hubweb.schemas import MAX_DEPTH, _standard_loads, loads
+from hubweb.schemas import MAX_DEPTH, _standard_loads, dumps, loads
 
 
 def outcome(parse, data):
@@ -80,3 +81,23 @@ def test_invalid_utf8_is_malformed():
 
 def test_a_float_stays_finite():
     assert math.isfinite(loads(b'1.7976931348623157e308'))
+
+
+SAFE_INTEGERS = st.integers(min_value=-2 ** 63, max_value=2 ** 63 - 1)
+RESPONSES = st.recursive(
+    st.one_of(st.none(), st.booleans(), SAFE_INTEGERS,
+              st.floats(allow_nan=False, allow_infinity=False), st.text()),
+    lambda inner: st.one_of(st.lists(inner, max_size=5),
+                            st.dictionaries(st.one_of(st.text(max_size=5), SAFE_INTEGERS),
+                                            inner, max_size=5)),
+    max_leaves=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(RESPONSES)
+def test_responses_say_what_json_dumps_said(value):
+    assert json.loads(dumps(value)) == json.loads(json.dumps(value, ensure_ascii=False))
+
+
+def test_responses_are_utf8_with_string_keys():
+    assert dumps({1: 'ёлка', 'a': (1.5, None)}) == '{"1":"ёлка","a":[1.5,null]}'.encode()
