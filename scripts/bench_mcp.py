@@ -21,7 +21,6 @@ Servers listen on 127.0.0.1 in a temporary directory that is removed afterwards.
 from __future__ import annotations
 
 import argparse
-import http.client
 import random
 import shutil
 import statistics
@@ -37,7 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / 'scripts'))
 
-from bench_reads import fill, percentile  # noqa: E402  (the same 50,000-issue mirror)
+from bench_reads import fill  # noqa: E402  (the same 50,000-issue mirror)
 from mcp import Client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
@@ -45,29 +44,13 @@ from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 from hublib import open_hub, reads  # noqa: E402
 from hubweb.mcp_server import create_mcp_server  # noqa: E402
 from tests.support.server import ServerProcess  # noqa: E402
+from tests.support.timing import KeepAliveClient, percentile  # noqa: E402
 
 COLUMNS = ('hublib', 'MCP server', 'MCP client', 'MCP HTTP', 'HTTP API')
 
 
 def ms(started: float) -> float:
     return (time.perf_counter() - started) * 1000
-
-
-class HttpApi:
-    def __init__(self, url: str, token: str):
-        host, port = url.rsplit('/', 1)[-1].split(':')
-        self.connection = http.client.HTTPConnection(host, int(port), timeout=60)
-        self.headers = {'Authorization': f'Bearer {token}'}
-
-    def get(self, path: str) -> float:
-        started = time.perf_counter()
-        self.connection.request('GET', path, headers=self.headers)
-        response = self.connection.getresponse()
-        body = response.read()
-        elapsed = ms(started)
-        if response.status != 200:
-            raise SystemExit(f'GET {path}: HTTP {response.status} {body[:200]!r}')
-        return elapsed
 
 
 def start_mcp_http(data_dir: Path) -> tuple[subprocess.Popen, str]:
@@ -91,7 +74,7 @@ async def tool(client, name: str, arguments: dict) -> float:
     return elapsed
 
 
-async def measure(data_dir: Path, issues: int, samples: int, api: HttpApi, mcp_url: str,
+async def measure(data_dir: Path, issues: int, samples: int, api: KeepAliveClient, mcp_url: str,
                   token: str) -> dict[str, dict[str, list[float]]]:
     hub = open_hub(data_dir, guard_mirror=True)  # as the ``sdlc-hub mcp`` process opens it
     rng = random.Random(7)
@@ -120,7 +103,7 @@ async def measure(data_dir: Path, issues: int, samples: int, api: HttpApi, mcp_u
                     direct()
                     timings = [ms(started), await tool(server, tool_name, arguments),
                                await tool(local, tool_name, arguments),
-                               await tool(remote, tool_name, arguments), api.get(path)]
+                               await tool(remote, tool_name, arguments), api.checked('GET', path)[0]]
                     if index >= 5:
                         row = rows.setdefault(name, {column: [] for column in COLUMNS})
                         for column, value in zip(COLUMNS, timings):
@@ -145,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
               f'{time.perf_counter() - started:.1f} s')
         with ServerProcess(root / 'hub', threads=8) as server:
             mcp_process, mcp_url = start_mcp_http(root / 'hub')
-            api = HttpApi(server.url, tokens['client'])
+            api = KeepAliveClient(server.url, tokens['client'], timeout=60)
             rows = anyio.run(measure, root / 'hub', args.issues, args.samples, api, mcp_url,
                              tokens['client'])
     finally:

@@ -18,7 +18,6 @@ Targets (issue 7), under ingest: project slice p95 < 150 ms, issue card p95 < 30
 from __future__ import annotations
 
 import argparse
-import http.client
 import random
 import shutil
 import statistics
@@ -35,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 from hublib import history, mirror, open_hub, projects, queue, settings  # noqa: E402
 from hubweb.demo.fake_jira import KANBAN_BOARD, SCRUM_BOARD, FakeJira  # noqa: E402
 from tests.support.server import ServerProcess  # noqa: E402
+from tests.support.timing import KeepAliveClient, percentile  # noqa: E402
 
 SEED = 3
 TARGETS_MS = {'project slice, limit=1000': 150.0, 'issue card': 30.0}
@@ -76,22 +76,13 @@ def fill(data_dir: Path, issues: int) -> tuple[dict, list[str]]:
 
 class Reader:
     def __init__(self, url: str, token: str, issues: int, moments: list[str], seed: int = 1):
-        host, port = url.rsplit('/', 1)[-1].split(':')
-        self.connection = http.client.HTTPConnection(host, int(port), timeout=60)
-        self.headers = {'Authorization': f'Bearer {token}'}
+        self.client = KeepAliveClient(url, token, timeout=60)
         self.rng = random.Random(seed)
         self.issues = issues
         self.moments = moments
 
     def get(self, path: str) -> float:
-        started = time.perf_counter()
-        self.connection.request('GET', path, headers=self.headers)
-        response = self.connection.getresponse()
-        body = response.read()
-        elapsed = (time.perf_counter() - started) * 1000
-        if response.status != 200:
-            raise SystemExit(f'GET {path}: HTTP {response.status} {body[:200]!r}')
-        return elapsed
+        return self.client.checked('GET', path)[0]
 
     def paths(self) -> dict[str, str]:
         return {
@@ -111,11 +102,6 @@ class Reader:
             for name, path in self.paths().items():
                 timings[name].append(self.get(path))
         return timings
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))]
 
 
 def run_count(data_dir: Path) -> int:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import http.client
-import json
 import random
 import re
 import shutil
@@ -37,9 +36,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / 'scripts'))
 
-from bench_reads import fill as fill_mirror, percentile  # noqa: E402
+from bench_reads import fill as fill_mirror  # noqa: E402
 from hublib import notes, open_hub, queue  # noqa: E402
 from tests.support.server import ServerProcess  # noqa: E402
+from tests.support.timing import KeepAliveClient, percentile  # noqa: E402
 
 TARGET_MS = 100.0
 FIRST_LOAD_LIMIT = 300 * 1024
@@ -64,31 +64,6 @@ def add_batches_and_notes(data_dir: Path, issues: int) -> dict:
         return {'batch': big['id']}
     finally:
         hub.close()
-
-
-class Client:
-    """One keep-alive connection to the hub with the client token."""
-
-    def __init__(self, url: str, token: str):
-        host, port = url.rsplit('/', 1)[-1].split(':')
-        self.connection = http.client.HTTPConnection(host, int(port), timeout=60)
-        self.headers = {'Authorization': f'Bearer {token}', 'Accept': 'application/json'}
-
-    def call(self, method: str, path: str, body=None) -> tuple[float, int]:
-        """(milliseconds, bytes) of one call; any non-2xx stops the benchmark."""
-        headers = dict(self.headers)
-        data = None
-        if body is not None:
-            data = json.dumps(body).encode()
-            headers['Content-Type'] = 'application/json'
-        started = time.perf_counter()
-        self.connection.request(method, path, body=data, headers=headers)
-        response = self.connection.getresponse()
-        payload = response.read()
-        elapsed = (time.perf_counter() - started) * 1000
-        if not 200 <= response.status < 300:
-            raise SystemExit(f'{method} {path}: HTTP {response.status} {payload[:200]!r}')
-        return elapsed, len(payload)
 
 
 def view_calls(rng: random.Random, issues: int, moments: list[str], batch_id: int) -> list[tuple]:
@@ -172,23 +147,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f'filled {args.issues:,} issues through hublib in {time.perf_counter() - started:.1f} s')
         with ServerProcess(root / 'hub', threads=8) as server:
             loaded = first_load(server.url)
-            client = Client(server.url, tokens['client'])
+            client = KeepAliveClient(server.url, tokens['client'], timeout=60)
             rng = random.Random(14)
             for _ in range(3):  # warm-up: page cache, statement caches
                 for _, _, method, path, body, _ in view_calls(rng, args.issues, moments, extra['batch']):
-                    client.call(method, path, body)
-                client.call('GET', '/health')
+                    client.checked(method, path, body)
+                client.checked('GET', '/health')
             timings: dict[tuple[str, str], list[float]] = {}
             sizes: dict[tuple[str, str], int] = {}
             cached: set[tuple[str, str]] = set()
             baseline: list[float] = []
             for _ in range(args.samples):
-                baseline.append(client.call('GET', '/health')[0])
+                baseline.append(client.checked('GET', '/health')[0])
                 for view, label, method, path, body, once in view_calls(rng, args.issues, moments,
                                                                         extra['batch']):
-                    elapsed, size = client.call(method, path, body)
+                    elapsed, data = client.checked(method, path, body)
                     timings.setdefault((view, label), []).append(elapsed)
-                    sizes[(view, label)] = size
+                    sizes[(view, label)] = len(data)
                     if once:
                         cached.add((view, label))
     finally:

@@ -35,6 +35,15 @@ class KeepAliveClient:
         assert 200 <= status < 300, (method, path, status, data[:500])
         return json.loads(data) if data else None
 
+    def checked(self, method: str, path: str, body: object = None) -> tuple[float, bytes]:
+        """``(milliseconds, raw body)`` of a sample that must succeed: ``body`` is encoded before
+        the clock starts, and any other status stops the benchmark (SystemExit)."""
+        raw = json.dumps(body, ensure_ascii=False).encode() if body is not None else None
+        elapsed, status, data = self.timed(method, path, raw)
+        if not 200 <= status < 300:
+            raise SystemExit(f'{method} {path}: HTTP {status} {data[:200]!r}')
+        return elapsed, data
+
     def close(self) -> None:
         self.connection.close()
 
