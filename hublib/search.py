@@ -43,7 +43,7 @@ _DOCS = 'INSERT OR IGNORE INTO issue_search (key) SELECT value FROM json_each(:k
 _TEXTS = ('SELECT d.key, s.docid, s.summary, s.description, s.comments FROM issue_search d '
           'JOIN issue_fts_source s ON s.docid = d.docid '
           'WHERE d.key IN (SELECT value FROM json_each(:keys))')
-_DELETE = ("INSERT INTO issue_fts (issue_fts, rowid, summary, description, comments) "
+DELETE_DOCUMENT = ("INSERT INTO issue_fts (issue_fts, rowid, summary, description, comments) "
            "VALUES ('delete', ?, ?, ?, ?)")
 INSERT_DOCUMENT = 'INSERT INTO issue_fts (rowid, summary, description, comments) VALUES (?, ?, ?, ?)'
 
@@ -82,7 +82,7 @@ def reindex(hub: Hub, keys: list[str], before: dict[str, tuple]) -> None:
     hub.db.execute_sql(_DOCS, {'keys': json.dumps(keys)})
     after = texts(hub, keys)
     cursor = hub.db.cursor()
-    cursor.executemany(_DELETE, [old for key, old in before.items() if after.get(key) != old])
+    cursor.executemany(DELETE_DOCUMENT, [old for key, old in before.items() if after.get(key) != old])
     cursor.executemany(INSERT_DOCUMENT, [new for key, new in after.items() if before.get(key) != new])
 
 
@@ -97,4 +97,5 @@ def match_expression(text: str) -> str | None:
 RANK_SQL = 'bm25(issue_fts, {}, {}, {})'.format(*WEIGHTS)
 SNIPPET_SQL = f"snippet(issue_fts, -1, '[', ']', '…', {SNIPPET_TOKENS})"
 
-__all__ = ['exists', 'build', 'texts', 'reindex', 'match_expression', 'RANK_SQL', 'SNIPPET_SQL']
+__all__ = ['exists', 'build', 'texts', 'reindex', 'INSERT_DOCUMENT', 'DELETE_DOCUMENT',
+           'match_expression', 'RANK_SQL', 'SNIPPET_SQL']

@@ -61,7 +61,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from hublib import (backups, history, mirror, open_hub, projects, queue, reads,  # noqa: E402
-                    settings)
+                    search, settings, slices)
 from tests.support.bulk import fill_legacy_database  # noqa: E402
 from tests.support.scale import (BIGGEST, COMMON_WORD, RARE_WORDS, RAW_DELETE_BY_KEY,  # noqa: E402
                                  RAW_INSERT, RAW_INSERT_CHANGE, SMALLEST, ScaleJira, build_hub,
@@ -397,19 +397,15 @@ def raw_state_page(conn: sqlite3.Connection, issues: list[dict], members: list[t
 
     def write() -> None:
         conn.execute('BEGIN IMMEDIATE')
-        conn.executemany("INSERT INTO issue_fts (issue_fts, rowid, summary, description, comments) "
-                         "VALUES ('delete', ?, ?, ?, ?)", docs)
+        conn.executemany(search.DELETE_DOCUMENT, docs)
         conn.executemany(RAW_INSERT['issue'], rows['issue'])
         for table in ('issue_link', 'issue_comment', 'issue_attachment', 'issue_sprint'):
             conn.executemany(RAW_DELETE_BY_KEY[table], keys)
             conn.executemany(RAW_INSERT[table], rows[table])
         conn.executemany('DELETE FROM issue_member WHERE key = ?', keys)
-        conn.executemany('INSERT OR REPLACE INTO issue_member (label, key, sort_key, neighbor) '
-                         'VALUES (?, ?, ?, ?)', members)
-        conn.executemany('INSERT INTO issue_fts (rowid, summary, description, comments) '
-                         'VALUES (?, ?, ?, ?)', new_docs)
-        conn.executemany('INSERT OR IGNORE INTO refresh_written (command_id, key) VALUES (?, ?)',
-                         written)
+        conn.executemany(slices.PUT_MEMBER, members)
+        conn.executemany(search.INSERT_DOCUMENT, new_docs)
+        conn.executemany(mirror.INSERT_WRITTEN, written)
         conn.execute('COMMIT')
     return write, {table: len(value) for table, value in rows.items()}
 

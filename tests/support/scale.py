@@ -39,10 +39,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-from hublib import mirror, open_hub, projects, settings
+from hublib import history, mirror, open_hub, projects, settings
 from hublib.fieldmap import logical_field
-from hublib.models import (Issue, IssueAttachment, IssueChange, IssueComment, IssueLink,
-                           IssueSprint)
 from hublib.startup import rebuild_derived
 
 PROJECT_KEY = 'AURORA'
@@ -438,34 +436,13 @@ def _field(field_id: str | None, field_name: str | None) -> str | None:
 
 # --- rows and raw statements ----------------------------------------------------------------------
 
-ISSUE_COLUMNS = ('key', 'id', 'issue_type', 'summary', 'description', 'status', 'priority',
-                 'assignee', 'reporter', 'duedate', 'planned_start', 'planned_end', 'epic_key',
-                 'labels', 'sprint', 'rank', 'story_points', 'jira_updated', 'created', 'neighbor',
-                 'fetched_at')
-COMMENT_COLUMNS = ('key', 'comment_id', 'author', 'created', 'updated', 'body', 'created_at')
-ATTACHMENT_COLUMNS = ('attachment_id', 'key', 'filename', 'size', 'mime_type', 'author', 'created',
-                      'created_at')
 CHANGE_COLUMNS = ('history_id', 'seq', 'key', 'at', 'created', 'author', 'field', 'field_id',
                   'field_name', 'from_value', 'from_string', 'to_value', 'to_string', 'fetched_at')
 
-
-def _insert(model, columns: tuple[str, ...], verb: str = 'INSERT') -> str:
-    assert set(columns) <= set(model._meta.fields), columns
-    return (f'{verb} INTO {model._meta.table_name} ({", ".join(columns)}) '
-            f'VALUES ({", ".join("?" * len(columns))})')
-
-
-RAW_UPSERT_ISSUE = (_insert(Issue, ISSUE_COLUMNS) + ' ON CONFLICT (key) DO UPDATE SET '
-                    + ', '.join(f'{name} = excluded.{name}' for name in ISSUE_COLUMNS[1:]))
-RAW_INSERT_LINK = _insert(IssueLink, ('source_key', 'target_key', 'link_type'), 'INSERT OR IGNORE')
-RAW_INSERT_COMMENT = _insert(IssueComment, COMMENT_COLUMNS, 'INSERT OR REPLACE')
-RAW_INSERT_ATTACHMENT = _insert(IssueAttachment, ATTACHMENT_COLUMNS, 'INSERT OR REPLACE')
-RAW_INSERT_SPRINT = _insert(IssueSprint, ('key', 'sprint_id'), 'INSERT OR IGNORE')
-RAW_INSERT_CHANGE = _insert(IssueChange, CHANGE_COLUMNS, 'INSERT OR IGNORE')
-RAW_DELETE_BY_KEY = {'issue_link': 'DELETE FROM issue_link WHERE source_key = ?',
-                     'issue_comment': 'DELETE FROM issue_comment WHERE key = ?',
-                     'issue_attachment': 'DELETE FROM issue_attachment WHERE key = ?',
-                     'issue_sprint': 'DELETE FROM issue_sprint WHERE key = ?'}
+# The hub's own statements (hublib.mirror, hublib.history): the builder and the raw baseline of the
+# benchmark write exactly what ingest writes, row for row.
+RAW_INSERT_CHANGE = history.INSERT_CHANGE
+RAW_DELETE_BY_KEY = {model._meta.table_name: sql for model, sql in mirror.DELETE_BY.items()}
 
 
 def state_rows(issues: Iterable[dict], fetched_at: str = FETCHED_AT) -> dict[str, list[tuple]]:
@@ -495,9 +472,9 @@ def state_rows(issues: Iterable[dict], fetched_at: str = FETCHED_AT) -> dict[str
     return rows
 
 
-RAW_INSERT = {'issue': RAW_UPSERT_ISSUE, 'issue_link': RAW_INSERT_LINK,
-              'issue_comment': RAW_INSERT_COMMENT, 'issue_attachment': RAW_INSERT_ATTACHMENT,
-              'issue_sprint': RAW_INSERT_SPRINT}
+RAW_INSERT = {'issue': mirror.UPSERT_ISSUE, 'issue_link': mirror.INSERT_LINK,
+              'issue_comment': mirror.INSERT_COMMENT, 'issue_attachment': mirror.INSERT_ATTACHMENT,
+              'issue_sprint': mirror.INSERT_SPRINT}
 BULK_TABLES = ('issue', 'issue_link', 'issue_comment', 'issue_attachment', 'issue_sprint',
                'issue_change')
 
