@@ -14,15 +14,17 @@ from .errors import ValidationError
 from .validation import INT64_MAX, INT64_MIN
 
 
-def page_limit(value: object, default: int, maximum: int) -> int:
-    """``limit`` from a query string or a script: 1..maximum, ``default`` when absent."""
+def page_limit(value: object, default: int, maximum: int, *, name: str = 'limit',
+               minimum: int = 1) -> int:
+    """``limit`` (or another bounded count, ``name``) from a query string or a script:
+    minimum..maximum, ``default`` when absent."""
     if value is None or value == '':
         return default
     if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit() \
             and len(value.strip()) <= 9:
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= maximum:
-        raise ValidationError({'limit': [f'ожидается целое от 1 до {maximum}']})
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+        raise ValidationError({name: [f'ожидается целое от {minimum} до {maximum}']})
     return value
 
 

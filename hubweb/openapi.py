@@ -106,7 +106,7 @@ def field_openapi(self, field, ret: dict, **kwargs) -> dict:
 
 
 def build_document(routes: Iterable[tuple[str, object]], *, version: str,
-                   hub: Hub | None = None) -> dict[str, Any]:
+                   hub: Hub) -> dict[str, Any]:
     """The OpenAPI document of every (uri template, resource) pair.
 
     A body given as a function of the hub (``batches.batch_schema``: the configured issue and link
@@ -135,7 +135,7 @@ def build_document(routes: Iterable[tuple[str, object]], *, version: str,
     return document
 
 
-def _for_hub(doc: dict[str, Any], hub: Hub | None) -> dict[str, Any]:
+def _for_hub(doc: dict[str, Any], hub: Hub) -> dict[str, Any]:
     body = doc['body']
     if callable(body) and not isinstance(body, type):
         return {**doc, 'body': body(hub)}

@@ -149,15 +149,6 @@ def assistant_card(card: dict, max_chars: int, comment_limit: int) -> IssueCard:
     return card
 
 
-def _bounded(value: int | None, name: str, default: int, low: int, high: int) -> int:
-    """An integer argument of a tool's own (not a hublib parameter) within ``low..high``."""
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValidationError({name: [f'ожидается целое от {low} до {high}']})
-    return value
-
-
 # --- errors --------------------------------------------------------------------------------------
 
 def json_result(value: dict) -> CallToolResult:
@@ -277,10 +268,9 @@ def create_mcp_server(hub: Hub) -> HubServer:
         AURORA-10), с text — по релевантности. Коротко: ключ, тип, название, статус, исполнитель,
         приоритет, метки, время обновления, сосед ли, есть ли заметка. Полная карточка —
         get_issue. Те же задачи и порядок, что GET /issues."""
-        filters = {'text': text} if text is not None else {}
         found = reads.issues(hub, project=project, status=status, assignee=assignee,
-                             neighbor=neighbor, updated_since=updated_since,
-                             limit=page_limit(limit, *SEARCH_LIMIT), cursor=cursor, **filters)
+                             neighbor=neighbor, text=text, updated_since=updated_since,
+                             limit=page_limit(limit, *SEARCH_LIMIT), cursor=cursor)
         return {'items': [compact_issue(item) for item in found['items']],
                 'next_cursor': found['next_cursor']}
 
@@ -296,9 +286,8 @@ def create_mcp_server(hub: Hub) -> HubServer:
                   = COMMENT_LIMIT[0]) -> IssueCard:
         """Карточка задачи: поля Jira, служебная заметка (note), связи в обе стороны, последние
         комментарии, вложения с состоянием скачивания, спринты. Как GET /issues/{key}."""
-        max_chars = _bounded(max_chars, 'max_chars', MAX_CHARS[0], 1, MAX_CHARS[1])
-        comment_limit = _bounded(comment_limit, 'comment_limit', COMMENT_LIMIT[0], 0,
-                                 COMMENT_LIMIT[1])
+        max_chars = page_limit(max_chars, *MAX_CHARS, name='max_chars')
+        comment_limit = page_limit(comment_limit, *COMMENT_LIMIT, name='comment_limit', minimum=0)
         return assistant_card(reads.issue_card(hub, key), max_chars, comment_limit)
 
     @tool(title='Журнал изменений задачи', annotations=READ_ONLY)

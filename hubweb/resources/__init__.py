@@ -30,14 +30,13 @@ class Call(Resource):
     """One responder that is one hublib call: ``function(hub, **path parameters, **typed query)``.
 
     ``ids`` names the path parameters that are numeric ids (their not-found message): anything
-    but a positive 64-bit integer is that 404. ``status`` is the success status.
+    but a positive 64-bit integer is that 404.
     """
 
     def __init__(self, hub: Hub, function: Callable[..., Any], doc: dict, *, method: str = 'get',
-                 query: type[Schema] | None = None, ids: dict[str, str] | None = None,
-                 status: str = falcon.HTTP_200):
+                 query: type[Schema] | None = None, ids: dict[str, str] | None = None):
         super().__init__(hub)
-        self.function, self.query, self.ids, self.status = function, query, ids or {}, status
+        self.function, self.query, self.ids = function, query, ids or {}
         self.DOC = {method: {**doc, 'query': query}}
         setattr(self, f'on_{method}', self.respond)
 
@@ -46,4 +45,3 @@ class Call(Resource):
         for name, value in params.items():
             arguments[name] = path_int(value, self.ids[name]) if name in self.ids else value
         resp.media = self.function(self.hub, **arguments)
-        resp.status = self.status

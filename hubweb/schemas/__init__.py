@@ -205,10 +205,6 @@ def path_int(value: str, not_found: str) -> int:
     raise NotFoundError(not_found.format(value))
 
 
-def query_values(req: falcon.Request, names: tuple[str, ...]) -> dict[str, Any]:
-    """The raw values of the named query parameters that are present (hublib checks them)."""
-    return {name: req.params[name] for name in names if name in req.params}
-
 
 # --- building the response schemas ---------------------------------------------------------------
 # Responses are documentation of what hublib returns: many fields of a few kinds. These build a
