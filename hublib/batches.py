@@ -215,7 +215,13 @@ def create_batch(hub: Hub, *, title: str, commands: list[dict], author: str | No
     batch is validated exactly the same and returned as it would be queued, without ids
     (``depends_on`` is then the seq of the dependency) and with nothing stored.
     """
-    body = {'title': title, 'author': author, 'project': project, 'commands': commands}
+    return submit_batch(hub, {'title': title, 'author': author, 'project': project,
+                              'commands': commands}, dry_run=dry_run)
+
+
+def submit_batch(hub: Hub, body: Mapping[str, Any], *, dry_run: bool = False) -> dict:
+    """:func:`create_batch` of a JSON object as a client sent it (``POST /batches``), checked
+    once by the batch schema: an unknown or missing field is a 422 naming it."""
     if dry_run:
         with hub.read():
             return _preview(hub, _validated(hub, body))
@@ -435,7 +441,7 @@ def batches(hub: Hub, *, status: str | None = None, project: str | None = None,
     return {'items': rows, 'next_cursor': next_cursor}
 
 
-__all__ = ['create_batch', 'insert_batch', 'cancel_batch', 'batch', 'batches', 'command',
+__all__ = ['create_batch', 'submit_batch', 'insert_batch', 'cancel_batch', 'batch', 'batches', 'command',
            'batch_schema', 'batch_schema_for', 'command_schemas', 'follow_writes', 'BatchesQuery',
            'CommandIn', 'command_dict', 'dump', 'decoded', 'TERMINAL', 'STATUSES', 'DONE_STATUSES',
            'NOT_DONE', 'BATCH_STATUSES', 'HUB_AUTHOR']
