@@ -91,7 +91,7 @@ def ingest_history(hub: Hub, agent: str, command_id: int | None, items: list[dic
     require_int(command_id, 'command_id', required=False)
     page = [_values(item) for item in require_list(items, 'items')]
     if None in page:  # the schema names the fields of each refused item
-        check_page(items, 'items', item_ok, HistoryItem())
+        check_page(items, 'items', item_ok, HistoryItem)
         raise AssertionError('item_ok and HistoryItem disagree')  # their twin test fails too
     now = hub.now()
     field_ids = settings.setting(hub, 'field_ids') or {}

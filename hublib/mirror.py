@@ -188,7 +188,7 @@ def _check_refresh(hub: Hub, command_id: int) -> None:
 
 def validate_issues(issues: object) -> list[dict]:
     """A page of issues as ``IssueIn`` has it; ValidationError naming ``issues[n].field``."""
-    return check_page(issues, 'issues', issue_ok, IssueIn())
+    return check_page(issues, 'issues', issue_ok, IssueIn)
 
 
 def _rows(issues: list[dict], now: str) -> dict[str, list]:
