@@ -54,7 +54,6 @@ NOT_READY_MESSAGE = 'вложение не скачано'
 NOT_STORED_MESSAGE = 'файла {sha256} нет в хранилище: сначала загрузите его (PUT /agent/files/{sha256})'
 
 _NAME = re.compile(r'[0-9a-f]{64}')
-_ACTIVE = ('queued', 'claimed')
 _FAILED = ('failed', 'cancelled')
 _IN_CHUNK = 500  # stays far below SQLite's host-parameter limit on every build
 
@@ -161,7 +160,7 @@ def _states(hub: Hub, attachment_ids: list[str]) -> dict[str, dict]:
 def _state(hub: Hub, file: str | None, commands: list[tuple[int, str, str | None]]) -> dict:
     if file is not None and has_file(hub, file):
         return {'state': 'ready', 'error': None}
-    active = [command_id for command_id, status, _ in commands if status in _ACTIVE]
+    active = [command_id for command_id, status, _ in commands if status in batches.ACTIVE]
     if active:
         return {'state': 'fetching', 'error': None, 'command_id': active[-1]}
     if commands and commands[-1][1] in _FAILED:
@@ -222,10 +221,9 @@ def request_fetch(hub: Hub, attachment_id: str, *, author: str | None = None) ->
             return {'state': 'ready', 'enqueued': False}
         if item['state'] == 'fetching':
             return {'state': 'fetching', 'command_id': item['command_id'], 'enqueued': False}
-        batches.create_batch(hub, title=FETCH_BATCH_TITLE, author=author, commands=[
+        created = batches.create_batch(hub, title=FETCH_BATCH_TITLE, author=author, commands=[
             {'type': FETCH_TYPE, 'params': {'attachment_id': attachment_id}}])
-        state = _states(hub, [attachment_id])[attachment_id]
-        return {'state': 'fetching', 'command_id': state.get('command_id'), 'enqueued': True}
+        return {'state': 'fetching', 'command_id': created['commands'][0]['id'], 'enqueued': True}
 
 
 def attachment_content(hub: Hub, attachment_id: str) -> tuple[BinaryIO, str | None, str | None, int]:

@@ -16,12 +16,10 @@ from typing import Any, Mapping
 
 from peewee import fn
 
+from .batches import DONE_STATUSES
 from .db import Hub
 from .models import Issue, RefreshWritten, SyncRun
 from .settings import base_jql
-
-FULL_RUN_STATUSES = ('done', 'confirmed_by_state')
-
 
 def _kind_and_query(params: Mapping[str, Any]) -> tuple[str, str | None]:
     if params.get('jql') is not None:
@@ -85,7 +83,7 @@ def close_run(hub: Hub, command_id: int, *, status: str, params: Mapping[str, An
          .where(SyncRun.command_id == command_id).execute(hub.db))
         written = RefreshWritten.select(RefreshWritten.key) \
             .where(RefreshWritten.command_id == command_id)
-        if full and status in FULL_RUN_STATUSES and SyncRun.select(SyncRun.issues_count).where(
+        if full and status in DONE_STATUSES and SyncRun.select(SyncRun.issues_count).where(
                 SyncRun.command_id == command_id).order_by(SyncRun.id.desc()).scalar(hub.db) >= 1:
             Issue.update(neighbor=1) \
                 .where((Issue.neighbor == 0) & Issue.key.not_in(written)).execute(hub.db)
