@@ -155,11 +155,10 @@ def refresh_members(hub: Hub, issues: Iterable[tuple[str, list[str]]],
     # neighbourhood below is read through them)
     own_now = own | {pair for pair, neighbor in stored.items()
                      if not neighbor and pair[1] not in labels_of}
-    changes = _apply(hub, stored, {pair: 0 for pair in own_now},
-                     lambda pair, flag: flag == 0)
+    changes = _apply(hub, stored, {pair: 0 for pair in own_now}, 0)
     neighbours = {pair: 1 for pair in hub.db.execute_sql(_NEIGHBOURHOOD, {'keys': affected})
                   if pair not in own_now}
-    changes += _apply(hub, stored, neighbours, lambda pair, flag: flag == 1)
+    changes += _apply(hub, stored, neighbours, 1)
     counts = collections.defaultdict(lambda: [0, 0])
     for label, flag, delta in changes:
         counts[label][flag] += delta
@@ -167,10 +166,10 @@ def refresh_members(hub: Hub, issues: Iterable[tuple[str, list[str]]],
                                          in counts.items() if own or neighbor])
 
 
-def _apply(hub: Hub, stored: dict, wanted: dict, mine) -> list[tuple[str, int, int]]:
-    """Write the rows of ``wanted`` that differ from ``stored`` and drop the stored rows ``mine``
-    selects that are not wanted; the count changes as ``(label, flag, ±1)``."""
-    drops = [pair for pair, flag in stored.items() if mine(pair, flag) and pair not in wanted]
+def _apply(hub: Hub, stored: dict, wanted: dict, kind: int) -> list[tuple[str, int, int]]:
+    """Write the rows of ``wanted`` that differ from ``stored`` and drop the stored rows of this
+    ``kind`` (0 own, 1 neighbour) that are not wanted; the count changes as ``(label, flag, ±1)``."""
+    drops = [pair for pair, flag in stored.items() if flag == kind and pair not in wanted]
     puts = [(label, key, natural_key(key), flag) for (label, key), flag in wanted.items()
             if stored.get((label, key)) != flag]
     cursor = hub.db.cursor()
