@@ -14,11 +14,10 @@ import threading
 from typing import Any, Awaitable, Callable
 from urllib.parse import parse_qsl
 
-import anyio.to_thread
-
 from hublib.db import Hub
 
-from ..auth import QUERY_TOKEN_MESSAGE, QUERY_TOKEN_NAMES, bearer_token, known_tokens, token_roles
+from ..auth import (QUERY_TOKEN_MESSAGE, QUERY_TOKEN_NAMES, UNAUTHORIZED, bearer_token, is_token,
+                    known_tokens, token_roles)
 from .tools import create_mcp_server
 
 MCP_PATH = '/mcp'
@@ -31,17 +30,20 @@ ASGIApp = Callable[[dict, Callable[[], Awaitable[dict]], Callable[[dict], Awaita
 
 
 class ClientTokenGate:
-    """ASGI middleware: only the client token passes; lifespan events go straight through."""
+    """ASGI middleware: only the client token passes; lifespan events go straight through.
 
-    def __init__(self, app: ASGIApp, hub: Hub):
+    ``known`` are the hub's tokens, read once (``known_tokens``): only ``open_hub`` writes them,
+    as for the Falcon app's ``TokenAuth``."""
+
+    def __init__(self, app: ASGIApp, known: dict[str, bytes]):
         self.app = app
-        self.hub = hub
+        self.known = known
 
     async def __call__(self, scope: dict, receive, send) -> None:
         if scope['type'] != 'http':
             await self.app(scope, receive, send)
             return
-        refusal = await self.refusal(scope)
+        refusal = self.refusal(scope)
         if refusal is None:
             await self.app(scope, receive, send)
             return
@@ -55,7 +57,7 @@ class ClientTokenGate:
         await send({'type': 'http.response.start', 'status': status, 'headers': headers})
         await send({'type': 'http.response.body', 'body': body})
 
-    async def refusal(self, scope: dict) -> tuple[int, str, str] | None:
+    def refusal(self, scope: dict) -> tuple[int, str, str] | None:
         """``(status, title, description)`` for a request that may not pass, else ``None``."""
         query = parse_qsl(scope.get('query_string', b'').decode('latin-1'), keep_blank_values=True)
         if QUERY_TOKEN_NAMES & {name.lower() for name, _ in query}:
@@ -65,19 +67,15 @@ class ClientTokenGate:
         token = bearer_token(header)
         if token is None:
             return 401, UNAUTHORIZED, 'нужен заголовок Authorization: Bearer <токен клиента>'
-        # The tokens are read on a worker thread (its own connection), never on the event loop.
-        known = await anyio.to_thread.run_sync(known_tokens, self.hub)
-        if any(any(token_roles(known, value.strip()).values()) for _, value in query):
+        if any(is_token(self.known, value) for _, value in query):
             return 401, UNAUTHORIZED, QUERY_TOKEN_MESSAGE  # a token under any other name, too
-        roles = token_roles(known, token)
+        roles = token_roles(self.known, token)
         if roles['client']:
             return None
         if roles['agent']:
             return 403, 'Нет доступа', 'токен агента не даёт доступа к MCP: нужен токен клиента'
         return 401, UNAUTHORIZED, 'неверный токен'
 
-
-UNAUTHORIZED = 'Нужна авторизация'
 
 
 def http_app(hub: Hub, *, host: str = '127.0.0.1') -> ClientTokenGate:
@@ -88,7 +86,7 @@ def http_app(hub: Hub, *, host: str = '127.0.0.1') -> ClientTokenGate:
     """
     server = create_mcp_server(hub)
     return ClientTokenGate(server.streamable_http_app(streamable_http_path=MCP_PATH, host=host),
-                           hub)
+                           known_tokens(hub))
 
 
 def url_of(host: str, port: int) -> str:
