@@ -139,6 +139,14 @@ class Hub:
         """A read transaction: one consistent snapshot for several queries."""
         return self.db.atomic()
 
+    def rollback_leftover(self, what: str) -> None:
+        """Roll back (and log) a transaction a call left open on this thread's connection: the
+        adapters keep a connection per thread across requests and tool calls, and hublib's
+        transactions end inside the call that opened them, so this only ever catches a bug."""
+        if not self.db.is_closed() and self.db.connection().in_transaction:
+            log.error('transaction left open by %s: rolled back', what)
+            self.db.connection().rollback()
+
     def close(self) -> None:
         """Close this thread's connection (other threads close their own)."""
         if not self.db.is_closed():

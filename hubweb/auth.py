@@ -150,14 +150,6 @@ def loggable_path(path: str, limit: int = 300) -> str:
     return path if len(path) <= limit else path[:limit] + '…'
 
 
-def rollback_leftover_transaction(hub: Hub, what: str) -> None:
-    """Roll back (and log) a transaction a call left open on this thread's connection."""
-    db = hub.db
-    if not db.is_closed() and db.connection().in_transaction:
-        log.error('transaction left open by %s: rolled back', what)
-        db.connection().rollback()
-
-
 class ThreadConnection:
     """Each waitress worker thread keeps its own SQLite connection from request to request.
 
@@ -173,4 +165,4 @@ class ThreadConnection:
         self.hub = hub
 
     def process_response(self, req, resp, resource, req_succeeded) -> None:
-        rollback_leftover_transaction(self.hub, f'{req.method} {loggable_path(req.path)}')
+        self.hub.rollback_leftover(f'{req.method} {loggable_path(req.path)}')

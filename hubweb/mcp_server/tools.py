@@ -33,7 +33,6 @@ from hublib.modules import COMMAND_TYPES
 from hublib.paging import page_limit
 from hublib.validation import FIELD_MESSAGES
 
-from ..auth import rollback_leftover_transaction
 from ..errors import INTERNAL, error_body
 from .outputs import (AgentList, Batch, BatchList, Board, ChangeList, FetchAnswer, IssueCard, Note,
                       ProjectList, QueuedBatch, SearchItem, SearchResult, Settings, SprintList,
@@ -213,7 +212,7 @@ class HubServer(MCPServer):
                 try:
                     return json_result(function(**arguments))
                 finally:
-                    rollback_leftover_transaction(self.hub, f'MCP tool {function.__name__}')
+                    self.hub.rollback_leftover(f'MCP tool {function.__name__}')
 
             self.add_tool(call, title=title, annotations=annotations,
                           description=inspect.cleandoc(function.__doc__ or ''))
