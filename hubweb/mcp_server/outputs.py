@@ -13,6 +13,10 @@ from typing import Any, Literal
 
 from typing_extensions import NotRequired, TypedDict
 
+from hublib.batches import BATCH_STATUSES, STATUSES
+
+from ..schemas.attachments import STATES
+
 Text = str | None
 
 
@@ -77,7 +81,7 @@ class Attachment(TypedDict):
     author: Text
     created: Text
     created_at: Text
-    state: Literal['ready', 'fetching', 'failed', 'none']
+    state: Literal[STATES]
     error: Text
 
 
@@ -238,9 +242,8 @@ class SyncRunList(TypedDict):
 
 # --- queue ---------------------------------------------------------------------------------------
 
-CommandStatus = Literal['queued', 'claimed', 'done', 'failed', 'skipped', 'cancelled',
-                        'confirmed_by_state']
-BatchStatus = Literal['queued', 'running', 'cancelled', 'done']
+CommandStatus = Literal[STATUSES]
+BatchStatus = Literal[BATCH_STATUSES]
 
 
 class Counts(TypedDict):
