@@ -71,8 +71,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 @contextmanager
-def _hub(args, *, create: bool = True) -> Iterator[Hub]:
-    hub = open_hub(args.data, create=create)
+def _hub(args, *, create: bool = True, guard_mirror: bool = False) -> Iterator[Hub]:
+    hub = open_hub(args.data, create=create, guard_mirror=guard_mirror)
     try:
         yield hub
     finally:
@@ -127,15 +127,12 @@ def _mcp(args) -> None:
     from .mcp_server import serve_http, serve_stdio
     # An existing hub only (a mistyped path must not become a new hub); an interface: the
     # mirror guard is on.
-    hub = open_hub(args.data, create=False, guard_mirror=True)
-    try:
+    with _hub(args, create=False, guard_mirror=True) as hub:
         if args.http:
             serve_http(hub, host=args.host, port=args.port,
                        announce=lambda line: print(line, flush=True))
         else:
             serve_stdio(hub)
-    finally:
-        hub.close()
 
 
 def _backup(args) -> None:
