@@ -225,7 +225,8 @@ def require_hub(data_dir: Path) -> None:
 
 def refuse_unusable_file(data_dir: Path) -> None:
     """SchemaError for a ``hub.sqlite`` of a newer hub, of another program, or not SQLite at all,
-    found by a read-only look: called before anything is created, nothing is touched."""
+    found by a read-only look: called before anything is created (and before :func:`connect`
+    switches the file to WAL, which rewrites its header), so nothing is touched."""
     _refuse_newer(_peek_version(data_dir / DB_FILE))
 
 
@@ -237,9 +238,9 @@ def prepare_directories(data_dir: Path) -> None:
 
 
 def connect(data_dir: Path, *, clock: Clock = system_clock) -> Hub:
-    """A Hub on ``<data>/hub.sqlite`` (WAL, pragmas); refuses a file from a newer hub untouched."""
+    """A Hub on ``<data>/hub.sqlite`` (WAL, pragmas), for a file :func:`refuse_unusable_file`
+    has accepted (``open_hub`` checks it first)."""
     db_path = data_dir / DB_FILE
-    _refuse_newer(_peek_version(db_path))  # before WAL: switching the mode rewrites the header
     try:
         _enable_wal(db_path)
     except sqlite3.DatabaseError as exc:
