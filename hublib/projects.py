@@ -11,7 +11,7 @@ from peewee import JOIN, fn
 from . import slices
 from .db import Hub
 from .errors import ConflictError, NotFoundError
-from .models import IssueMember, JiraProject, Project
+from .models import IssueMember, JiraProject, Project, SliceCount
 from .settings import PROJECT_ORDER, base_jql, project_labels
 from .validation import INT64_MAX, WHITESPACE, Int, Pattern, load
 
@@ -61,18 +61,21 @@ def create_project(hub: Hub, label: str, name: str, board_id: int | None = None)
 
 
 def _select():
+    """Projects with their board and slice counts (``slice_count``, kept by ingest)."""
     return (Project.select(Project.label, Project.name, Project.created_at, JiraProject.board_id,
-                           JiraProject.board_type)
-            .join(JiraProject, on=(JiraProject.label == Project.label), join_type=JOIN.LEFT_OUTER))
+                           JiraProject.board_type,
+                           fn.COALESCE(SliceCount.own_count, 0).alias('own_count'),
+                           fn.COALESCE(SliceCount.neighbor_count, 0).alias('neighbor_count'))
+            .join(JiraProject, on=(JiraProject.label == Project.label), join_type=JOIN.LEFT_OUTER)
+            .join_from(Project, SliceCount, on=(SliceCount.label == Project.label),
+                       join_type=JOIN.LEFT_OUTER))
 
 
 def _project(hub: Hub, label: str) -> dict:
     found = _select().where(Project.label == label).dicts().execute(hub.db)
     if not found:
         raise NotFoundError(f'проекта {label!r} нет')
-    project = found[0]
-    project.update(slice_counts(hub, label))
-    return project
+    return found[0]
 
 
 def project(hub: Hub, label: str) -> dict:
@@ -84,10 +87,7 @@ def project(hub: Hub, label: str) -> dict:
 def projects(hub: Hub) -> list[dict]:
     """All projects by creation, with boards and slice counts."""
     with hub.read():
-        items = list(_select().order_by(*PROJECT_ORDER).dicts().execute(hub.db))
-        for item in items:
-            item.update(slice_counts(hub, item['label']))
-    return items
+        return list(_select().order_by(*PROJECT_ORDER).dicts().execute(hub.db))
 
 
 def slice_counts(hub: Hub, label: str) -> dict:
