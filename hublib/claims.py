@@ -28,7 +28,7 @@ from .db import Hub
 from .errors import ConflictError, NotFoundError, ValidationError
 from .models import AgentStatus, Command, LateDone, Setting, SqlNames
 from .notes import merge_note
-from .settings import DEFAULT_PACING, base_jql
+from .settings import base_jql, pacing_of
 from .syncjournal import close_run, latest_full_run_started, open_run, restart_run
 from .timeutil import format_utc, minutes_before, parse_utc
 from .validation import Int, LenientSchema, UtcTime, is_issue_key, is_temp_key, load
@@ -183,8 +183,7 @@ def _claim_settings(hub: Hub) -> dict[str, Any]:
             stored[key] = json.loads(text)
         except (TypeError, ValueError):
             pass  # hand-edited: as if absent
-    pacing = stored.get('pacing')
-    stored['pacing'] = {**DEFAULT_PACING, **(pacing if isinstance(pacing, dict) else {})}
+    stored['pacing'] = pacing_of(stored.get('pacing'))
     return stored
 
 

@@ -199,7 +199,11 @@ def update_settings(hub: Hub, changes: Mapping[str, Any]) -> dict[str, Any]:
 
 def pacing(hub: Hub) -> dict[str, int]:
     """The ``pacing`` setting over its defaults."""
-    stored = setting(hub, 'pacing')
+    return pacing_of(setting(hub, 'pacing'))
+
+
+def pacing_of(stored: object) -> dict[str, int]:
+    """A stored ``pacing`` value over the defaults (anything but an object: the defaults)."""
     return {**DEFAULT_PACING, **(stored if isinstance(stored, dict) else {})}
 
 
@@ -258,5 +262,5 @@ def tokens(hub: Hub) -> dict[str, str]:
 
 
 __all__ = ['SettingsChange', 'AgentQuery', 'validate_changes', 'stored_settings', 'setting', 'ensure_defaults',
-           'update_settings', 'pacing', 'project_labels', 'base_jql', 'client_settings', 'agent_settings', 'tokens',
+           'update_settings', 'pacing', 'pacing_of', 'project_labels', 'base_jql', 'client_settings', 'agent_settings', 'tokens',
            'DEFAULT_PACING', 'DEFAULT_BACKUP_KEEP']
