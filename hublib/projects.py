@@ -13,18 +13,12 @@ from .db import Hub
 from .errors import ConflictError, NotFoundError
 from .models import IssueMember, JiraProject, Project, SliceCount
 from .settings import PROJECT_ORDER, base_jql, project_labels
-from .validation import INT64_MAX, WHITESPACE, Int, Pattern, load
+from .validation import INT64_MAX, WHITESPACE, Int, Pattern, StrippedText, load
 
 LABEL_MAX = 100
 NAME_MAX = 100
 # No whitespace, no control characters (Unicode category Cc), none of , " ' ( ) [ ] { } \
 LABEL_PATTERN = '^[^' + WHITESPACE + r'''\x00-\x1f\x7f-\x9f,"'()\[\]{}\\]+$'''
-# Stripped of whitespace at both ends: 1 to NAME_MAX characters.
-NAME_PATTERN = (f'^[{WHITESPACE}]*[^{WHITESPACE}]([\\s\\S]{{0,{NAME_MAX - 2}}}[^{WHITESPACE}])?'
-                f'[{WHITESPACE}]*$')
-_NAME_REASONS = ((f'^[{WHITESPACE}]*$', 'название не может быть пустым'),
-                 (f'[^{WHITESPACE}][\\s\\S]{{{NAME_MAX - 1},}}[^{WHITESPACE}]',
-                  f'название длиннее {NAME_MAX} символов'))
 _LABEL_REASONS = (
     (f'[{WHITESPACE}]', 'метка не может содержать пробельные символы'),
     (r'[\x00-\x1f\x7f-\x9f]', 'метка не может содержать управляющие символы'),
@@ -39,8 +33,9 @@ class ProjectCreate(Schema):
         validate.Length(min=1, max=LABEL_MAX, error=f'метка: от 1 до {LABEL_MAX} символов'),
         Pattern(LABEL_PATTERN, 'недопустимая метка', _LABEL_REASONS)],
         metadata={'example': 'AWPCA', 'description': 'Метка Jira; уникальна без учёта регистра'})
-    name = fields.String(required=True, validate=Pattern(NAME_PATTERN, 'неверное название',
-                                                         _NAME_REASONS),
+    name = StrippedText(
+        required=True, max_length=NAME_MAX, blank='название не может быть пустым',
+        too_long=f'название длиннее {NAME_MAX} символов',
         metadata={'example': 'АРМ КА', 'description': 'Хранится без пробелов по краям'})
     board_id = Int(minimum=1, maximum=INT64_MAX, allow_none=True,
                    metadata={'example': 4216, 'description': 'Номер доски Jira или null'})
@@ -49,7 +44,7 @@ class ProjectCreate(Schema):
 def create_project(hub: Hub, label: str, name: str, board_id: int | None = None) -> dict:
     """Create a project (and its jira board row, and its slice); settings_version is not touched."""
     values = load(ProjectCreate, {'label': label, 'name': name, 'board_id': board_id})
-    label, name = values['label'], values['name'].strip()
+    label, name = values['label'], values['name']
     with hub.write():
         existing = Project.select(Project.label).tuples().execute(hub.db)
         if any(other.casefold() == label.casefold() for (other,) in existing):
