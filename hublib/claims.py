@@ -59,11 +59,6 @@ class AgentVersion(fields.String):
         return super()._deserialize(value, attr, data, **kwargs)
 
 
-def _agent() -> fields.String:
-    return fields.String(required=True, validate=validate.OneOf(tuple(modules.MODULES)),
-                         metadata={'description': 'модуль агента'})
-
-
 def _counter() -> Int:
     return Int(minimum=0, maximum=COUNTER_MAX, allow_none=True, load_default=None)
 
@@ -71,7 +66,7 @@ def _counter() -> Int:
 class ClaimBody(LenientSchema):
     """Body of ``POST /agent/claim``."""
 
-    agent = _agent()
+    agent = modules.agent_field(description='модуль агента')
     agent_version = AgentVersion(allow_none=True, load_default=None)
     settings_version = _counter()
     last_jira_call_at = UtcTime(allow_none=True, load_default=None,
@@ -81,7 +76,7 @@ class ClaimBody(LenientSchema):
 class ReportBody(LenientSchema):
     """Body of ``POST /agent/commands/{id}/report`` (``result``: the result schema of the type)."""
 
-    agent = _agent()
+    agent = modules.agent_field(description='модуль агента')
     status = fields.String(required=True, validate=validate.OneOf(REPORT_STATUSES))
     result = fields.Dict(allow_none=True, load_default=None)
     error = fields.String(allow_none=True, load_default=None,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import operator
 
-from marshmallow import fields, validate
+from marshmallow import fields
 
 from . import modules, settings
 from .db import Hub
@@ -32,7 +32,7 @@ HistoryItem = LenientSchema.from_dict({
 class HistoryBody(LenientSchema):
     """Body of ``POST /agent/history``."""
 
-    agent = fields.String(required=True, validate=validate.OneOf(tuple(modules.MODULES)))
+    agent = modules.agent_field()
     command_id = Int(allow_none=True)
     items = fields.List(fields.Nested(HistoryItem), required=True)
 

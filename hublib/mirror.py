@@ -73,7 +73,7 @@ IssueIn = LenientSchema.from_dict({
 class StateBody(LenientSchema):
     """Body of ``POST /agent/state``: a page of issues of a claimed refresh."""
 
-    agent = fields.String(required=True, validate=validate.OneOf(tuple(modules.MODULES)))
+    agent = modules.agent_field()
     command_id = Int(required=True)
     issues = fields.List(fields.Nested(IssueIn), required=True)
 
@@ -307,7 +307,7 @@ class BoardIn(LenientSchema):
 class BoardsBody(LenientSchema):
     """Body of ``POST /agent/boards``."""
 
-    agent = fields.String(required=True, validate=validate.OneOf(tuple(modules.MODULES)))
+    agent = modules.agent_field()
     command_id = Int(allow_none=True)
     boards = fields.List(fields.Nested(BoardIn), required=True)
 

@@ -11,7 +11,7 @@ import re
 import secrets
 from typing import Any, Mapping
 
-from marshmallow import Schema, fields, validate
+from marshmallow import Schema, fields
 from peewee import JOIN
 
 from . import modules
@@ -99,8 +99,7 @@ class SettingsChange(Schema):
 class AgentQuery(Schema):
     """Query of ``GET /agent/settings``: the agent's module."""
 
-    agent = fields.String(required=True, validate=validate.OneOf(tuple(modules.MODULES)),
-                          metadata={'description': 'модуль агента'})
+    agent = modules.agent_field(description='модуль агента')
 
 
 def validate_changes(changes: object) -> dict[str, Any]:

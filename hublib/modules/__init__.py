@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from marshmallow import Schema
+from marshmallow import Schema, fields, validate
 
 from ..errors import ValidationError
 from . import jira, wiki
@@ -20,6 +20,12 @@ COMMAND_TYPES: dict[str, CommandType] = {
     for name, command_type in module.command_types.items()}
 # Command types that write to Jira (read your writes follows them, contract §9.4a).
 WRITE_TYPES = tuple(name for name, command_type in COMMAND_TYPES.items() if command_type.writes)
+
+
+def agent_field(**metadata: Any) -> fields.String:
+    """The ``agent`` field of an agent's request: the name of a module (``jira``, ``wiki``)."""
+    return fields.String(required=True, validate=validate.OneOf(tuple(MODULES)),
+                         metadata=metadata)
 
 
 def get_module(name: object) -> Module:
@@ -62,4 +68,5 @@ def deprecated_settings() -> set[str]:
 
 
 __all__ = ['MODULES', 'COMMAND_TYPES', 'WRITE_TYPES', 'Module', 'CommandType', 'get_module',
-           'command_type', 'module_of', 'params_schemas', 'result_schemas', 'deprecated_settings']
+           'command_type', 'module_of', 'params_schemas', 'result_schemas', 'deprecated_settings',
+           'agent_field']
