@@ -33,6 +33,7 @@ from .validation import LenientInt, UtcTime, load
 ISSUE_COLUMNS = tuple(name for name in Issue._meta.sorted_field_names)
 NOTE_COLUMNS = ('work_kind', 'done_text', 'rest_text', 'owner_note', 'updated_at', 'updated_by')
 CHANGE_COLUMNS = tuple(IssueChange._meta.sorted_field_names)
+ORDERS = ('asc', 'desc')
 
 
 def _limit(default: int, maximum: int) -> LenientInt:
@@ -66,6 +67,9 @@ class ChangesQuery(_Query):
     key = fields.String()
     project = fields.String()
     field = fields.String()
+    order = fields.String(validate=validate.OneOf(ORDERS), load_default='asc', metadata={
+        'description': 'asc — старые первыми (по умолчанию), desc — новые первыми; курсор '
+                       'продолжает выбранный порядок'})
     limit = _limit(500, 1000)
 
 
@@ -259,6 +263,18 @@ _CARD_SPRINTS = Prepared(lambda p: IssueSprint.select(
     .where(IssueSprint.key == p('key')).order_by(IssueSprint.sprint_id))
 
 
+_NOT_MIRRORED = {'summary': None, 'status': None}
+
+
+def _linked_issues(hub: Hub, keys: set[str]) -> dict[str, dict]:
+    """Summary and status of the linked issues the mirror holds (a link may leave the mirror)."""
+    if not keys:
+        return {}
+    return {key: {'summary': summary, 'status': status} for key, summary, status in
+            Issue.select(Issue.key, Issue.summary, Issue.status)
+            .where(Issue.key.in_(sorted(keys))).tuples().execute(hub.db)}
+
+
 def issue_card(hub: Hub, key: str) -> dict:
     """One issue with links both ways, comments, attachments (with state), sprints and note."""
     with hub.read():
@@ -267,11 +283,15 @@ def issue_card(hub: Hub, key: str) -> dict:
             raise NotFoundError(f'задачи {key} нет в зеркале')
         card = issue_out(found[0])
         links = _CARD_LINKS.tuples(hub, key=key)
+        linked = _linked_issues(hub, {source if target == key else target
+                                      for source, target, _ in links})
         card['links'] = {
-            'outward': [{'type': kind, 'key': target} for source, target, kind in
+            'outward': [{'type': kind, 'key': target, **linked.get(target, _NOT_MIRRORED)}
+                        for source, target, kind in
                         sorted(links, key=lambda link: (link[2], natural_key_or(link[1])))
                         if source == key],
-            'inward': [{'type': kind, 'key': source} for source, target, kind in
+            'inward': [{'type': kind, 'key': source, **linked.get(source, _NOT_MIRRORED)}
+                       for source, target, kind in
                        sorted(links, key=lambda link: (link[2], natural_key_or(link[0])))
                        if target == key and source != key]}
         card['comments'] = _CARD_COMMENTS.dicts(hub, key=key)
@@ -299,6 +319,7 @@ def natural_key_or(key: str) -> str:
 
 def _changes(hub: Hub, args: dict, key: str | None = None) -> dict:
     limit = args['limit']
+    newest_first = args.get('order') == 'desc'
     after = decode_cursor(args.get('cursor'), (str, str, int))
     conditions = [IssueChange.at.is_null(False)]
     if 'project' in args:
@@ -313,12 +334,13 @@ def _changes(hub: Hub, args: dict, key: str | None = None) -> dict:
         conditions.append(IssueChange.key == (key if key is not None else args['key']))
     if 'field' in args:
         conditions.append(IssueChange.field == args['field'])
+    sort = (IssueChange.at, IssueChange.history_id, IssueChange.seq)
     if after is not None:
-        # Row-value comparison: SQLite uses the `at` index for its leading column.
-        conditions.append(Tuple(IssueChange.at, IssueChange.history_id, IssueChange.seq)
-                          > Tuple(*after))
+        # Row-value comparison: SQLite walks the `at` index from the cursor, forwards or backwards
+        # (50,000 issues, newest first: the same index range as oldest first, no sort of the feed).
+        conditions.append(Tuple(*sort) < Tuple(*after) if newest_first else Tuple(*sort) > Tuple(*after))
     rows = list(IssueChange.select().where(*conditions)
-                .order_by(IssueChange.at, IssueChange.history_id, IssueChange.seq)
+                .order_by(*(column.desc() if newest_first else column for column in sort))
                 .limit(limit + 1).dicts().execute(hub.db))
     rows, next_cursor = page(rows, limit, lambda row: [row['at'], row['history_id'], row['seq']])
     return {'items': rows, 'next_cursor': next_cursor}
@@ -326,11 +348,12 @@ def _changes(hub: Hub, args: dict, key: str | None = None) -> dict:
 
 def change_feed(hub: Hub, *, since: datetime | str | None = None,
                 until: datetime | str | None = None, key: str | None = None,
-                project: str | None = None, field: str | None = None, limit: int = 500,
-                cursor: str | None = None) -> dict:
-    """Change rows with ``at`` set, by (at, history_id, seq); ``since`` inclusive, ``until`` not."""
+                project: str | None = None, field: str | None = None, order: str = 'asc',
+                limit: int = 500, cursor: str | None = None) -> dict:
+    """Change rows with ``at`` set, by (at, history_id, seq), or newest first with
+    ``order='desc'``; ``since`` inclusive, ``until`` not."""
     args = _args(ChangesQuery, since=since, until=until, key=key, project=project, field=field,
-                 limit=limit, cursor=cursor)
+                 order=order, limit=limit, cursor=cursor)
     with hub.read():
         return _changes(hub, args)
 
@@ -382,9 +405,13 @@ def _board(hub: Hub, label: str) -> dict:
     return board
 
 
-def _own_issues(hub: Hub, label: str) -> list[tuple[str, str | None]]:
-    """(key, status) of the project's own issues, in board order: Jira rank, then natural key."""
-    return list(Issue.select(Issue.key, Issue.status)
+CARD_FIELDS = ('key', 'summary', 'issue_type', 'priority', 'assignee', 'status')
+
+
+def _own_issues(hub: Hub, label: str) -> list[tuple]:
+    """The project's own issues as ``CARD_FIELDS`` tuples, in board order: Jira rank, then
+    natural key."""
+    return list(Issue.select(*(getattr(Issue, name) for name in CARD_FIELDS))
                 .join(IssueMember, on=(IssueMember.key == Issue.key))
                 .where((IssueMember.label == label) & (IssueMember.neighbor == 0))
                 .order_by(Issue.rank.is_null(), Issue.rank, IssueMember.sort_key)
@@ -392,7 +419,8 @@ def _own_issues(hub: Hub, label: str) -> list[tuple[str, str | None]]:
 
 
 def project_board(hub: Hub, label: str) -> dict:
-    """The project's board: columns with the project's own issues; done = the last column.
+    """The project's board: columns with the project's own issues (keys, and cards with what a
+    board card shows); done = the last column.
 
     Decision: the board shows the project's own issues (its label), not its neighbours; an issue
     whose status is in no column is not shown, as on the Jira board.
@@ -404,12 +432,14 @@ def project_board(hub: Hub, label: str) -> dict:
         for index, column in enumerate(board['columns']):
             for status in column.get('statuses') or ():
                 column_of.setdefault(status, index)
-        keys: list[list[str]] = [[] for _ in board['columns']]
-        for key, status in _own_issues(hub, label):
-            if status in column_of:
-                keys[column_of[status]].append(key)
+        cards: list[list[dict]] = [[] for _ in board['columns']]
+        status_at = CARD_FIELDS.index('status')
+        for row in _own_issues(hub, label):
+            if row[status_at] in column_of:
+                cards[column_of[row[status_at]]].append(dict(zip(CARD_FIELDS, row)))
     columns = [{'name': column.get('name'), 'statuses': list(column.get('statuses') or []),
-                'issues': keys[index]} for index, column in enumerate(board['columns'])]
+                'issues': [card['key'] for card in cards[index]], 'cards': cards[index]}
+               for index, column in enumerate(board['columns'])]
     return {'label': label, 'board_id': board['board_id'], 'type': board['type'],
             'kanban_backlog': board['kanban_backlog'], 'fetched_at': board['fetched_at'],
             'columns': columns, 'done_statuses': columns[-1]['statuses'] if columns else []}

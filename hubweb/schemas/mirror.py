@@ -27,7 +27,8 @@ IssueOutSchema = response(
                                                    'слова в [квадратных скобках]'}))
 IssueListSchema = page_of('IssueList', IssueOutSchema)
 
-LinkOutSchema = response('LinkOut', strings('type key'))
+LinkOutSchema = response('LinkOut', strings('type key'), strings('summary status', **_NULLABLE, metadata={
+    'description': 'связанной задачи; null, если её нет в зеркале'}))
 LinksOutSchema = response('LinksOut', outward=fields.List(fields.Nested(LinkOutSchema)),
                           inward=fields.List(fields.Nested(LinkOutSchema)))
 CommentOutSchema = response('CommentOut', strings('comment_id'),
@@ -56,9 +57,14 @@ SyncRunSchema = response(
     strings('finished_at query history_at', **_NULLABLE))
 SyncRunListSchema = page_of('SyncRunList', SyncRunSchema)
 
+BoardCardSchema = response('BoardCard', strings('key', required=True),
+                           strings('summary issue_type priority assignee status', **_NULLABLE))
 BoardColumnSchema = response('BoardColumn', strings('name', required=True),
                              statuses=fields.List(fields.String(), required=True),
-                             issues=fields.List(fields.String(), required=True))
+                             issues=fields.List(fields.String(), required=True),
+                             cards=fields.List(fields.Nested(BoardCardSchema), required=True,
+                                               metadata={'description': 'те же задачи, что в '
+                                                         'issues, с полями карточки доски'}))
 BoardSchema = response(
     'Board', strings('label'), integers('board_id', **_NULLABLE),
     strings('type fetched_at', **_NULLABLE), kanban_backlog=fields.Boolean(**_NULLABLE),
