@@ -405,26 +405,54 @@ def _board(hub: Hub, label: str) -> dict:
     return board
 
 
+class BoardQuery(Schema):
+    """Filter of ``GET /projects/{label}/board``."""
+
+    sprint = LenientInt(minimum=1, metadata={
+        'description': 'только задачи этого спринта (sprint_id) — доска спринта'})
+
+
 CARD_FIELDS = ('key', 'summary', 'issue_type', 'priority', 'assignee', 'status')
+# Cards per column: the first ones in board order. Every key stays in `issues`; a card is the wide
+# row (summary), so a whole board of 17,272 own issues as cards was 3.4 MB and several times the
+# keys-only read (50,000 issues, bench_ui); a person reads a column's first cards, and a sprint's
+# board (`sprint=`) fits in them.
+CARDS_PER_COLUMN = 200
+_CARD_CHUNK = 500  # keys per IN (...) of the card read, far below SQLite's variable limit
 
 
-def _own_issues(hub: Hub, label: str) -> list[tuple]:
-    """The project's own issues as ``CARD_FIELDS`` tuples, in board order: Jira rank, then
-    natural key."""
-    return list(Issue.select(*(getattr(Issue, name) for name in CARD_FIELDS))
-                .join(IssueMember, on=(IssueMember.key == Issue.key))
-                .where((IssueMember.label == label) & (IssueMember.neighbor == 0))
-                .order_by(Issue.rank.is_null(), Issue.rank, IssueMember.sort_key)
-                .tuples().execute(hub.db))
+def _own_issues(hub: Hub, label: str, sprint: int | None) -> list[tuple[str, str | None]]:
+    """(key, status) of the project's own issues (of one sprint, if given) in board order: Jira
+    rank, then natural key."""
+    query = (Issue.select(Issue.key, Issue.status)
+             .join(IssueMember, on=(IssueMember.key == Issue.key))
+             .where((IssueMember.label == label) & (IssueMember.neighbor == 0))
+             .order_by(Issue.rank.is_null(), Issue.rank, IssueMember.sort_key))
+    if sprint is not None:
+        query = query.where(fn.EXISTS(IssueSprint.select(SQL('1')).where(
+            (IssueSprint.key == Issue.key) & (IssueSprint.sprint_id == sprint))))
+    return list(query.tuples().execute(hub.db))
 
 
-def project_board(hub: Hub, label: str) -> dict:
-    """The project's board: columns with the project's own issues (keys, and cards with what a
-    board card shows); done = the last column.
+def _cards(hub: Hub, keys: list[str]) -> dict[str, dict]:
+    """The card fields of these issues by key."""
+    found: dict[str, dict] = {}
+    for start in range(0, len(keys), _CARD_CHUNK):
+        for row in (Issue.select(*(getattr(Issue, name) for name in CARD_FIELDS))
+                    .where(Issue.key.in_(keys[start:start + _CARD_CHUNK])).tuples().execute(hub.db)):
+            found[row[0]] = dict(zip(CARD_FIELDS, row))
+    return found
+
+
+def project_board(hub: Hub, label: str, *, sprint: int | None = None) -> dict:
+    """The project's board: columns with the project's own issues (all keys, and the first
+    ``CARDS_PER_COLUMN`` as cards with what a board card shows); done = the last column.
+    ``sprint``: only the issues of that sprint.
 
     Decision: the board shows the project's own issues (its label), not its neighbours; an issue
     whose status is in no column is not shown, as on the Jira board.
     """
+    args = _args(BoardQuery, sprint=sprint)
     with hub.read():
         require_project(hub, label)
         board = _board(hub, label)
@@ -432,13 +460,14 @@ def project_board(hub: Hub, label: str) -> dict:
         for index, column in enumerate(board['columns']):
             for status in column.get('statuses') or ():
                 column_of.setdefault(status, index)
-        cards: list[list[dict]] = [[] for _ in board['columns']]
-        status_at = CARD_FIELDS.index('status')
-        for row in _own_issues(hub, label):
-            if row[status_at] in column_of:
-                cards[column_of[row[status_at]]].append(dict(zip(CARD_FIELDS, row)))
+        keys: list[list[str]] = [[] for _ in board['columns']]
+        for key, status in _own_issues(hub, label, args.get('sprint')):
+            if status in column_of:
+                keys[column_of[status]].append(key)
+        cards = _cards(hub, [key for column in keys for key in column[:CARDS_PER_COLUMN]])
     columns = [{'name': column.get('name'), 'statuses': list(column.get('statuses') or []),
-                'issues': [card['key'] for card in cards[index]], 'cards': cards[index]}
+                'issues': keys[index],
+                'cards': [cards[key] for key in keys[index][:CARDS_PER_COLUMN]]}
                for index, column in enumerate(board['columns'])]
     return {'label': label, 'board_id': board['board_id'], 'type': board['type'],
             'kanban_backlog': board['kanban_backlog'], 'fetched_at': board['fetched_at'],
@@ -471,6 +500,6 @@ def project_sprints(hub: Hub, label: str) -> dict:
     return {'items': sprints}
 
 
-__all__ = ['IssuesQuery', 'ChangesQuery', 'IssueChangesQuery', 'PageQuery', 'issues', 'issue_card',
+__all__ = ['IssuesQuery', 'ChangesQuery', 'BoardQuery', 'CARDS_PER_COLUMN', 'IssueChangesQuery', 'PageQuery', 'issues', 'issue_card',
            'issue_out', 'change_feed', 'issue_changes', 'sync_runs', 'project_board',
            'project_sprints']

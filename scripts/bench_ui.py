@@ -94,9 +94,13 @@ def view_calls(rng: random.Random, issues: int, moments: list[str], batch_id: in
         ('batches', 'GET /batches?limit=50', 'GET', '/batches?limit=50', None, False),
         ('batch', 'GET /batches/{id}', 'GET', f'/batches/{batch_id}', None, False),
         ('new batch', 'GET /settings', 'GET', '/settings', None, True),
-        ('changes', 'GET /changes?limit=100', 'GET', '/changes?limit=100', None, False),
-        ('changes', 'GET /changes?project=AWPCA', 'GET', '/changes?' + q(project='AWPCA', limit=100), None, False),
-        ('changes', 'GET /changes?since=…', 'GET', f'/changes?since={since}&limit=100', None, False),
+        ('changes', 'GET /changes?order=desc', 'GET', '/changes?' + q(order='desc', limit=100), None, False),
+        ('changes', 'GET /changes?project=AWPCA&order=desc', 'GET',
+         '/changes?' + q(project='AWPCA', order='desc', limit=100), None, False),
+        ('changes', 'GET /changes?since=… (oldest first)', 'GET', f'/changes?since={since}&limit=100',
+         None, False),
+        ('changes', 'GET /changes?until=…&order=desc', 'GET',
+         f'/changes?until={since}&order=desc&limit=100', None, False),
     ]
 
 

@@ -61,10 +61,11 @@ def routes(hub: Hub) -> list[tuple[str, object]]:
         ('/sync-runs', Call(hub, reads.sync_runs, query=reads.PageQuery, doc=operation(
             'Журнал синхронизаций', response=schemas.SyncRunListSchema,
             description='Новые первыми.'))),
-        ('/projects/{label}/board', Call(hub, reads.project_board, doc=operation(
+        ('/projects/{label}/board', Call(hub, reads.project_board, query=reads.BoardQuery, doc=operation(
             'Доска проекта', response=schemas.BoardSchema,
-            description='Колонки со своими задачами проекта; выполнены — статусы последней '
-                        'колонки.'))),
+            description='Колонки со своими задачами проекта (sprint= — только задачи спринта); '
+                        f'карточки — первые {reads.CARDS_PER_COLUMN} задач колонки; выполнены — '
+                        'статусы последней колонки.'))),
         ('/projects/{label}/sprints', Call(hub, reads.project_sprints, doc=operation(
             'Спринты доски проекта', response=schemas.SprintListSchema))),
     ]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from marshmallow import fields, validate
 
+from hublib.reads import CARDS_PER_COLUMN
+
 from . import integers, page_of, response, strings
 from .attachments import STATES
 from .notes import NoteSchema
@@ -63,8 +65,9 @@ BoardColumnSchema = response('BoardColumn', strings('name', required=True),
                              statuses=fields.List(fields.String(), required=True),
                              issues=fields.List(fields.String(), required=True),
                              cards=fields.List(fields.Nested(BoardCardSchema), required=True,
-                                               metadata={'description': 'те же задачи, что в '
-                                                         'issues, с полями карточки доски'}))
+                                               metadata={'description': 'первые задачи из issues '
+                                                         f'(до {CARDS_PER_COLUMN}) с полями карточки '
+                                                         'доски'}))
 BoardSchema = response(
     'Board', strings('label'), integers('board_id', **_NULLABLE),
     strings('type fetched_at', **_NULLABLE), kanban_backlog=fields.Boolean(**_NULLABLE),

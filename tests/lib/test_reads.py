@@ -177,6 +177,29 @@ def test_board_cards_are_the_column_issues_with_their_card_fields(mirrored, clai
                          'priority': 'Высокий', 'assignee': 'ivanov', 'status': 'Готово'}])]
 
 
+def test_board_of_one_sprint_and_cards_for_the_first_of_a_long_column(mirrored, claimed_refresh):
+    mirror.ingest_boards(mirrored, 'jira', None, [{'board_id': 7, 'type': 'scrum', 'columns': [
+        {'name': 'Открыта', 'statuses': ['Открыта']}, {'name': 'Готово', 'statuses': ['Готово']}],
+        'sprints': [{'id': 11, 'name': 'Спринт', 'state': 'active'}]}])
+    with mirrored.write():
+        mirrored.db.execute_sql("UPDATE jira_project SET board_id = 7 WHERE label = 'AWPCA'")
+    count = reads.CARDS_PER_COLUMN + 5
+    mirror.ingest_state(mirrored, 'jira', claimed_refresh(mirrored), [
+        {'key': f'AURORA-{100 + n}', 'labels': ['AWPCA'], 'summary': f'№{n}', 'status': 'Открыта',
+         'sprint_ids': [11] if n % 50 == 0 else []} for n in range(count)])
+    column = reads.project_board(mirrored, 'AWPCA')['columns'][0]
+    assert len(column['issues']) == count  # the fixture's own issues have no status: not shown
+    assert [card['key'] for card in column['cards']] == column['issues'][:reads.CARDS_PER_COLUMN]
+    sprint = reads.project_board(mirrored, 'AWPCA', sprint=11)['columns']
+    assert [c['issues'] for c in sprint] == [['AURORA-100', 'AURORA-150', 'AURORA-200',
+                                              'AURORA-250', 'AURORA-300'], []]
+    assert [c['summary'] for c in sprint[0]['cards']] == ['№0', '№50', '№100', '№150', '№200']
+    assert reads.project_board(mirrored, 'AWPCA', sprint=99)['columns'][0]['issues'] == []
+    with pytest.raises(ValidationError) as caught:
+        reads.project_board(mirrored, 'AWPCA', sprint=0)
+    assert list(caught.value.fields) == ['sprint']
+
+
 def test_sync_runs(mirrored):
     runs = reads.sync_runs(mirrored)
     assert runs['next_cursor'] is None
