@@ -186,10 +186,10 @@ def test_issue_card_shows_fields_links_comments_attachments_sprints_and_history(
     assert inward.all_inner_texts() == ['AURORA-3'] and inward.get_attribute('href') == '#/issues/AURORA-3'
     comment = page.locator('.comment').first
     assert 'Первый комментарий' in comment.inner_text()
-    # time in the browser's zone (Moscow), the UTC value on hover
+    # relative to now; on hover the exact time in the browser's zone (Moscow) and in UTC
     moment = comment.locator('time')
-    assert moment.inner_text() == '22.10.2026, 09:00:00'
-    assert moment.get_attribute('title') == '2026-10-22 06:00:00 UTC'
+    assert moment.get_attribute('title') == '22.10.2026, 09:00:00 (2026-10-22 06:00:00 UTC)'
+    assert moment.get_attribute('datetime') == '2026-10-22T06:00:00.000Z'
     attachments = page.locator('section:has(h2:text-is("Вложения")) tbody tr')
     assert attachments.count() == 2
     assert 'в хабе' in attachments.nth(0).inner_text()
@@ -279,24 +279,23 @@ def test_fetch_button_asks_the_agent_to_download_an_attachment(ui):
 # --- board ------------------------------------------------------------------------------------------------
 
 def test_board_shows_columns_with_own_issues_done_column_and_sprint_filter(ui):
-    ui.sign_in('#/board/AWPCA', view='board')
+    ui.sign_in('#/board/AWPCA?sprint=all', view='board')
     page = ui.page
     columns = page.locator('.board-column')
     assert columns.count() == 3
-    keys = [sorted(columns.nth(i).locator('li').all_inner_texts()) for i in range(3)]
+    keys = [sorted(columns.nth(i).locator('li a.key').all_inner_texts()) for i in range(3)]
     assert keys == [['AURORA-10', 'AURORA-66'], ['AURORA-1', 'AURORA-100', 'AURORA-3'],
                     ['AURORA-11', 'AURORA-2']]
     assert columns.nth(2).get_attribute('class') == 'board-column done'
     assert 'готово' in columns.nth(2).locator('h2').inner_text()
     sprints = page.locator('section:has(h2:text-is("Спринты")) tbody tr')
     assert sprints.count() == 2
-    ui.screenshot('board')
-    page.select_option('select[name="sprint"]', '101')
+    page.select_option('select[name="sprint"]', '102')
     page.click('form.filters button[type="submit"]')
     ui.wait('board')
-    assert page.url.endswith('#/board/AWPCA?sprint=101')
-    keys = [sorted(columns.nth(i).locator('li').all_inner_texts()) for i in range(3)]
-    assert keys == [[], ['AURORA-1'], ['AURORA-2']]
+    assert page.url.endswith('#/board/AWPCA?sprint=102')
+    keys = [sorted(columns.nth(i).locator('li a.key').all_inner_texts()) for i in range(3)]
+    assert keys == [[], ['AURORA-3'], []]
 
 
 # --- batches ------------------------------------------------------------------------------------------------
@@ -409,11 +408,10 @@ def test_new_batch_form_queues_refreshes_transitions_and_new_issues(ui):
 def test_changes_feed_lists_changes_with_filters(ui):
     ui.sign_in('#/changes', view='changes')
     page = ui.page
-    assert column(page, 'Задача') == ['AURORA-1', 'AURORA-66']
-    assert column(page, 'Поле') == ['статус', 'сводка']
-    first = page.locator('main tbody tr').first.locator('time')
-    assert first.inner_text() == '22.10.2026, 09:30:00'
-    assert first.get_attribute('title') == '2026-10-22 06:30:00 UTC'
+    assert column(page, 'Задача') == ['AURORA-66', 'AURORA-1']  # newest first
+    assert column(page, 'Поле') == ['сводка', 'статус']
+    last = page.locator('main tbody tr').last.locator('time')
+    assert last.get_attribute('title') == '22.10.2026, 09:30:00 (2026-10-22 06:30:00 UTC)'
     ui.screenshot('changes')
     page.fill('input[name="key"]', 'AURORA-66')
     page.click('form.filters button[type="submit"]')

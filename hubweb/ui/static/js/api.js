@@ -14,6 +14,18 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * No answer at all (the browser's «Failed to fetch»: the hub is stopped or the network is down);
+ * an ApiError with status 0, so every view shows it where it shows the hub's own errors.
+ */
+export class Unreachable extends ApiError {
+  constructor() {
+    super(0, {title: 'Хаб недоступен',
+      description: 'хаб недоступен: нет ответа по сети. Проверьте, что sdlc-hub serve запущен, '
+        + 'и повторите.'});
+  }
+}
+
 /** Thrown after a 401: the page has gone back to the sign-in form; views just stop. */
 export class SignedOut extends Error {}
 
@@ -50,7 +62,12 @@ async function send(method, path, {query, body, bearer = token()} = {}) {
     headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
   }
-  return fetch(withQuery(path, query), init);
+  try {
+    return await fetch(withQuery(path, query), init);
+  } catch (error) {
+    if (error.name === 'AbortError') throw error;
+    throw new Unreachable();
+  }
 }
 
 async function errorBody(response) {

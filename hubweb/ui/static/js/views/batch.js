@@ -3,7 +3,7 @@
 import {get, post, seg} from '../api.js';
 import {details, fill, h, message, table, valueList} from '../dom.js';
 import {COMMAND_TYPE, batchStatus, commandStatus, counts, seconds, time} from '../format.js';
-import {section} from './common.js';
+import {REFRESH_SECONDS, autoRefresh, section} from './common.js';
 
 const OPEN = new Set(['queued', 'running']);
 
@@ -27,7 +27,7 @@ function commandsTable(batch, highlighted) {
 
 function summary(batch) {
   return details([
-    ['Статус', batchStatus(batch.status)],
+    ['Статус', batchStatus(batch)],
     ['Автор', batch.author],
     ['Проект', batch.project],
     ['Создан', time(batch.created_at)],
@@ -69,18 +69,40 @@ function cancelControls(batch, refresh) {
   return h('div', {class: 'cancel'}, start, question, status);
 }
 
-export default async function batch({args: [id], query}) {
+export default async function batch(context) {
+  const {args: [id], query} = context;
   const data = await get(`/batches/${seg(id)}`);
   const root = h('div', {});
+  const facts = h('div', {});
+  const commands = h('div', {});
+  let controls = null;
+  // the summary and the commands are redrawn in place; the controls only when the state changes
+  const update = (current) => {
+    fill(facts, summary(current));
+    fill(commands, commandsTable(current, query.command));
+    if (controls && !OPEN.has(current.status)) {
+      controls.remove();
+      controls = null;
+    }
+  };
   const draw = (current, notice = null) => {
+    controls = cancelControls(current, draw);
     fill(root,
       h('h1', {tabindex: '-1'}, `Пакет №${current.id}: `, h('span', {class: 'summary'}, current.title)),
       notice ? message(notice, 'ok') : null,
-      summary(current),
-      cancelControls(current, draw),
-      section('Команды', commandsTable(current, query.command)));
+      facts, controls,
+      section('Команды', commands));
+    update(current);
     if (notice) root.querySelector('h1').focus();
   };
   draw(data);
+  if (OPEN.has(data.status)) {
+    // the agent works on it: follow its reports without a reload until the batch is finished
+    root.append(autoRefresh(context, async () => {
+      const current = await get(`/batches/${seg(id)}`);
+      update(current);
+      return OPEN.has(current.status) ? REFRESH_SECONDS : null;
+    }, REFRESH_SECONDS));
+  }
   return root;
 }
