@@ -69,6 +69,7 @@ def add_batches_and_notes(data_dir: Path, issues: int) -> dict:
 def view_calls(rng: random.Random, issues: int, moments: list[str], batch_id: int) -> list[tuple]:
     """(view, call label, method, path, body, cached) for one round, as the views make them."""
     key = f'AURORA-{rng.randint(1, issues)}'
+    epic = f'AURORA-{1 + rng.randrange(max(1, issues // 50)) * 50}'  # FakeJira: every 50th heads an epic
     since = quote(rng.choice(moments))
     q = lambda **values: urlencode(values)  # noqa: E731
     return [
@@ -77,20 +78,35 @@ def view_calls(rng: random.Random, issues: int, moments: list[str], batch_id: in
         ('overview', 'GET /batches?status=queued', 'GET', '/batches?' + q(status='queued', limit=20), None, False),
         ('overview', 'GET /sync-runs?limit=10', 'GET', '/sync-runs?limit=10', None, False),
         ('projects', 'GET /projects', 'GET', '/projects', None, True),
-        ('issues', 'GET /issues (all, first page)', 'GET', '/issues?limit=100', None, False),
-        ('issues', 'GET /issues?project=AWPCA', 'GET', '/issues?' + q(limit=100, project='AWPCA'), None, False),
-        ('issues', 'GET /issues?project=AWPCA&neighbor=true', 'GET',
-         '/issues?' + q(limit=100, project='AWPCA', neighbor='true'), None, False),
-        ('issues', 'GET /issues?project=ORION&status=…', 'GET',
-         '/issues?' + q(limit=100, project='ORION', status='В работе'), None, False),
-        ('issues', 'GET /issues?q=отчёт', 'GET', '/issues?' + q(limit=100, q='отчёт'), None, False),
+        # the issues list: a page, the total and the facets of the same query (contract §15a)
+        *[(('issues', f'{call} {label}', 'GET', f'{path}?' + q(**params, **({'limit': 100} if call == 'GET /issues' else {})),
+            None, False))
+          for label, params in (
+              ('(all)', {'tz': 'Europe/Moscow'}),
+              ('project=AWPCA', {'project': 'AWPCA', 'tz': 'Europe/Moscow'}),
+              ('ORDER BY status DESC', {'jql': 'ORDER BY status DESC', 'tz': 'Europe/Moscow'}),
+              ('facet status IN (…)', {'project': 'ORION', 'jql': 'status IN ("В работе")', 'tz': 'Europe/Moscow'}),
+              ('text ~ отчёт', {'jql': 'text ~ "отчёт"', 'tz': 'Europe/Moscow'}))
+          for call, path in (('GET /issues', '/issues'), ('GET /issues/count', '/issues/count'),
+                             ('GET /issues/facets', '/issues/facets'))],
+        ('goto', 'GET /issues/count?jql=status = Готово (search box)', 'GET',
+         '/issues/count?' + q(jql='status = Готово'), None, False),
         ('issue card', 'GET /issues/{key}', 'GET', f'/issues/{key}', None, False),
         ('issue card', 'GET /issues/{key}/changes', 'GET', f'/issues/{key}/changes?limit=100', None, False),
+        ('issue card', 'GET /issues?jql="Epic Link" = {epic}', 'GET',
+         '/issues?' + q(jql=f'"Epic Link" = {epic} ORDER BY key', limit=50), None, False),
+        ('issue card', 'GET /issues/count?jql="Epic Link" = {epic}', 'GET',
+         '/issues/count?' + q(jql=f'"Epic Link" = {epic} ORDER BY key'), None, False),
+        ('issue card', 'POST /batches dry_run (preview)', 'POST', '/batches',
+         {'title': f'Комментарий к {key}', 'author': 'bench', 'project': 'AWPCA', 'dry_run': True,
+          'commands': [{'type': 'add_comment', 'params': {'key': key, 'body': 'Проверено'}}]}, False),
         ('issue card', 'PUT /notes/{key} (save)', 'PUT', f'/notes/{key}',
          {'work_kind': 'Разработка', 'done_text': 'сделано', 'rest_text': None, 'owner_note': None,
           'updated_by': 'bench'}, False),
-        ('board', 'GET /projects/AWPCA/board', 'GET', '/projects/AWPCA/board', None, False),
         ('board', 'GET /projects/AWPCA/sprints', 'GET', '/projects/AWPCA/sprints', None, False),
+        ('board', 'GET /projects/AWPCA/board?sprint=103 (active)', 'GET', '/projects/AWPCA/board?sprint=103',
+         None, False),
+        ('board', 'GET /projects/AWPCA/board (whole; card statuses)', 'GET', '/projects/AWPCA/board', None, False),
         ('batches', 'GET /batches?limit=50', 'GET', '/batches?limit=50', None, False),
         ('batch', 'GET /batches/{id}', 'GET', f'/batches/{batch_id}', None, False),
         ('new batch', 'GET /settings', 'GET', '/settings', None, True),

@@ -118,6 +118,15 @@ def test_projects_show_own_and_neighbour_counts_and_lead_to_issues_and_board(ui)
     page.click('main a:text-is("AWPCA")')
     ui.wait('issues')
     assert page.url.endswith('#/issues?project=AWPCA')
+    # the counts lead to those issues: own ones by the label, neighbours the rest of the slice
+    ui.go('#/projects', 'projects')
+    page.click('main tr:has-text("AWPCA") td:nth-child(4) a')
+    ui.wait('issues')
+    assert column(page, 'Ключ') == ['AURORA-9', 'AURORA-20']
+    ui.go('#/projects', 'projects')
+    page.click('main tr:has-text("AWPCA") td:nth-child(3) a')
+    ui.wait('issues')
+    assert len(column(page, 'Ключ')) == 7
 
 
 # --- issues --------------------------------------------------------------------------------------------
@@ -140,21 +149,29 @@ def test_issue_list_of_a_project_is_its_slice_with_neighbours_marked(ui):
     ui.screenshot('issues')
 
 
-def test_issue_filters_write_the_address_and_the_api_query(ui):
+def test_issue_query_writes_the_address_and_the_api_query(ui):
     ui.sign_in('#/issues', view='issues')
     page = ui.page
     page.select_option('select[name="project"]', 'AWPCA')
-    page.select_option('select[name="neighbor"]', 'false')
-    page.fill('input[name="status"]', 'В работе')
+    page.fill('input[name="jql"]', 'status = "в работе" AND labels = AWPCA')
     with page.expect_request(lambda r: r.url.startswith(ui.origin + '/issues?')) as request:
-        page.click('form.filters button[type="submit"]')
+        page.click('form.jql-form button[type="submit"]')
     ui.wait('issues')
-    assert page.url.endswith('#/issues?project=AWPCA&neighbor=false&status=%D0%92+%D1%80%D0%B0%D0%B1%D0%BE%D1%82%D0%B5')
-    assert 'neighbor=false' in request.value.url and 'project=AWPCA' in request.value.url
+    assert page.url.endswith('#/issues?project=AWPCA&jql=status+%3D+%22%D0%B2+%D1%80%D0%B0%D0%B1%D0%BE%D1%82%D0%B5'
+                             '%22+AND+labels+%3D+AWPCA')
+    assert 'project=AWPCA' in request.value.url and 'jql=status' in request.value.url
     assert sorted(column(page, 'Ключ')) == ['AURORA-1', 'AURORA-100']
-    for name in ('assignee', 'q', 'text', 'updated_since'):
-        field = page.locator(f'[name="{name}"]')
-        assert page.locator(f'label[for="{field.get_attribute("id")}"]').count() == 1
+    field = page.locator('[name="jql"]')
+    assert page.locator(f'label[for="{field.get_attribute("id")}"]').count() == 1
+
+
+def test_an_address_of_the_old_filters_shows_the_same_list_as_jql(ui):
+    ui.sign_in('#/issues?project=AWPCA&neighbor=false&status=%D0%92+%D1%80%D0%B0%D0%B1%D0%BE%D1%82%D0%B5',
+               view='issues')
+    page = ui.page
+    assert page.input_value('input[name="jql"]') == 'labels = "AWPCA" AND status = "В работе"'
+    assert '#/issues?project=AWPCA&jql=labels' in page.url
+    assert sorted(column(page, 'Ключ')) == ['AURORA-1', 'AURORA-100']
 
 
 def test_issue_list_pages_by_cursor(ui):
@@ -213,7 +230,7 @@ def test_jira_text_with_markup_shows_literally_and_executes_nothing(ui):
     assert page.locator('.comment .author').inner_text() == '<b>автор</b>'
     history = page.locator('section:has(h2:text-is("Журнал изменений")) tbody')
     assert XSS_SUMMARY in history.inner_text()
-    ui.go('#/issues?q=AURORA-66', 'issues')
+    ui.go('#/issues?jql=key+%3D+AURORA-66', 'issues')
     assert page.locator('main td .summary').inner_text() == XSS_SUMMARY
     assert page.locator('main img, main script, main b').count() == 0
     assert page.evaluate('window.__pwned') is None
@@ -472,10 +489,10 @@ def test_the_pages_work_with_the_keyboard(ui):
             break
     page.keyboard.press('Enter')
     ui.wait('issues')
-    # the filter form submits with Enter from a field
-    page.focus('input[name="q"]')
-    page.keyboard.type('AURORA-10')
+    # the query form submits with Enter from its field
+    page.focus('input[name="jql"]')
+    page.keyboard.type('key in (AURORA-100, AURORA-10)')
     page.keyboard.press('Enter')
     ui.wait('issues')
-    assert 'q=AURORA-10' in page.url
+    assert 'jql=key+in' in page.url
     assert column(page, 'Ключ') == ['AURORA-10', 'AURORA-100']

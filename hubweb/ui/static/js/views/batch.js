@@ -75,22 +75,22 @@ export default async function batch(context) {
   const root = h('div', {});
   const facts = h('div', {});
   const commands = h('div', {});
-  let controls = null;
-  // the summary and the commands are redrawn in place; the controls only when the state changes
+  let shownOpen = null;
+  // the summary and the commands are redrawn in place; the controls when the batch finishes
   const update = (current) => {
+    if (shownOpen !== null && shownOpen !== OPEN.has(current.status)) {
+      draw(current);
+      return;
+    }
     fill(facts, summary(current));
     fill(commands, commandsTable(current, query.command));
-    if (controls && !OPEN.has(current.status)) {
-      controls.remove();
-      controls = null;
-    }
   };
   const draw = (current, notice = null) => {
-    controls = cancelControls(current, draw);
+    shownOpen = OPEN.has(current.status);
     fill(root,
       h('h1', {tabindex: '-1'}, `Пакет №${current.id}: `, h('span', {class: 'summary'}, current.title)),
       notice ? message(notice, 'ok') : null,
-      facts, controls,
+      facts, cancelControls(current, draw),
       section('Команды', commands));
     update(current);
     if (notice) root.querySelector('h1').focus();

@@ -5,7 +5,7 @@
 // `field IN (…)` terms of the query), pages forward and back, the CSV of the query and examples.
 // The address holds the whole query, so a list is a link that can be shared.
 import {ApiError, cachedGet, download, get} from '../api.js';
-import {field, h, message} from '../dom.js';
+import {field, h, message, uid} from '../dom.js';
 import {badge, plural, time} from '../format.js';
 import {facetSelection, quote, firstSort, sortedBy, withFacet} from '../jql-text.js';
 import {person} from '../people.js';
@@ -89,7 +89,7 @@ function facetControl(spec, values, jql, go) {
   const options = merged(values);
   const picked = options.filter((o) => (o.value === null ? chosen.empty : folded.has(o.value.toLocaleLowerCase('ru'))));
   const boxes = options.map((o) => {
-    const box = h('input', {type: 'checkbox', name: spec.key, value: o.value ?? '',
+    const box = h('input', {type: 'checkbox', name: spec.key, value: o.value ?? '', id: uid(spec.key),
       checked: picked.includes(o)});
     box.addEventListener('change', () => {
       const selected = options.filter((item, index) => boxes[index].checked);
@@ -101,7 +101,7 @@ function facetControl(spec, values, jql, go) {
     return box;
   });
   const list = h('ul', {class: 'facet-values'}, options.map((o, index) => h('li', {},
-    h('label', {}, boxes[index], ' ', o.value === null ? h('span', {class: 'muted'}, spec.none)
+    h('label', {for: boxes[index].id}, boxes[index], ' ', o.value === null ? h('span', {class: 'muted'}, spec.none)
       : spec.person ? person(o.value) : o.value, ' ', h('span', {class: 'count'}, String(o.count))))));
   const details = h('details', {class: 'facet', open: openFacets.has(spec.key)},
     h('summary', {}, spec.label, picked.length ? [': ', h('strong', {}, picked.map((o) => o.value ?? spec.none)
@@ -150,13 +150,14 @@ async function saveCsv(query, status) {
   }
 }
 
-export default async function issues({query, isCurrent}) {
-  const legacy = legacyJql(query);
+export default async function issues({query: asked, isCurrent}) {
+  let query = asked;
+  const legacy = legacyJql(asked);
   if (legacy !== null) {
-    // an address of §15 (status=, neighbor=, q=…): the same list as a JQL query
-    const rewritten = address('/issues', {project: query.project, jql: legacy});
-    if (isCurrent()) location.replace(rewritten);
-    return h('p', {class: 'loading'}, 'Загрузка…');
+    // an address of §15 (status=, neighbor=, q=…) shows the same list as a JQL query, and the
+    // address says so (replaced in place: no second render, no history entry)
+    query = {project: asked.project, jql: legacy};
+    if (isCurrent()) history.replaceState(history.state, '', address('/issues', query));
   }
   const jql = query.jql || '';
   const scope = {jql, project: query.project, tz: TZ};
@@ -168,11 +169,14 @@ export default async function issues({query, isCurrent}) {
   let total = null;
   let facets = null;
   let refusal = null;
+  // The facet lists count within the query without the lists' own choices, so a list keeps
+  // offering every value while some are chosen (multi-select) and a choice can be widened.
+  const unfiltered = FACETS.reduce((text, spec) => withFacet(text, spec.names, spec.field, []), jql);
   try {
     [page, total, facets] = await Promise.all([
       get('/issues', {...scope, limit: PAGE, cursor: query.cursor}),
       get('/issues/count', scope),
-      get('/issues/facets', scope)]);
+      get('/issues/facets', {...scope, jql: unfiltered})]);
   } catch (error) {
     if (!(error instanceof ApiError) || error.status !== 422) throw error;
     refusal = error;
