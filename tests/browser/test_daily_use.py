@@ -162,7 +162,9 @@ def test_facets_offer_the_values_present_with_counts_and_filter_case_insensitive
     ui.sign_in('#/issues', view='issues')
     page = ui.page
     facet = page.locator('details.facet:has(summary:text-is("Статус"))')
-    facet.locator('summary').click()
+    with page.expect_response(lambda r: '/issues/facets?' in r.url):  # asked when first opened
+        facet.locator('summary').click()
+    facet.locator('label').first.wait_for()
     options = dict(zip(facet.locator('label').evaluate_all(
         'labels => labels.map((l) => l.querySelector("input").value)'),
         facet.locator('label .count').all_inner_texts()))
@@ -182,11 +184,12 @@ def test_facets_offer_the_values_present_with_counts_and_filter_case_insensitive
     assert keys_shown(page) == ['AURORA-1', 'AURORA-2', 'AURORA-14', 'AURORA-100']
     assignee = page.locator('details.facet:has(summary:text-is("Исполнитель"))')
     assignee.locator('summary').click()
-    assignee.locator('input[value="ivanov"]').click()
+    assignee.locator('input[value="ivanov"]').click()  # waits for the list to be drawn
     ui.wait('issues')
     assert page.input_value('input[name="jql"]') == 'status IN ("В работе", "Готово") AND assignee IN ("ivanov")'
     assert keys_shown(page) == ['AURORA-1', 'AURORA-2']
     assignee = page.locator('details.facet:has(summary:has-text("Исполнитель"))')
+    assignee.locator('li').first.wait_for()
     assert 'не назначена' in assignee.inner_text()  # the empty value is offered too
 
 

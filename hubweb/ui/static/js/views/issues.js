@@ -2,7 +2,8 @@
 // field (the hub's refusal shown next to it), the total, sortable column headers (a click sets the
 // query's ORDER BY, a second click reverses it), facet filters for status, assignee, type and
 // priority offered from the values present (multi-select, case-insensitive: they become
-// `field IN (…)` terms of the query), pages forward and back, the CSV of the query and examples.
+// `field IN (…)` terms of the query; asked for when a list is opened), pages forward and back,
+// the CSV of the query and examples.
 // The address holds the whole query, so a list is a link that can be shared.
 import {ApiError, cachedGet, download, get} from '../api.js';
 import {field, h, message, uid} from '../dom.js';
@@ -83,34 +84,49 @@ function merged(values) {
   return [...byFold.values()].sort((a, b) => b.count - a.count);
 }
 
-function facetControl(spec, values, jql, go) {
+/**
+ * One facet list: a <details> whose summary says what the query chooses (read from its text) and
+ * whose values (with counts) are asked of the hub when the list is first opened.
+ */
+function facetControl(spec, jql, go, facets) {
   const chosen = facetSelection(jql, spec.names) || {values: [], empty: false};
   const folded = new Set(chosen.values.map((v) => v.toLocaleLowerCase('ru')));
-  const options = merged(values);
-  const picked = options.filter((o) => (o.value === null ? chosen.empty : folded.has(o.value.toLocaleLowerCase('ru'))));
-  const boxes = options.map((o) => {
-    const box = h('input', {type: 'checkbox', name: spec.key, value: o.value ?? '', id: uid(spec.key),
-      checked: picked.includes(o)});
-    box.addEventListener('change', () => {
-      const selected = options.filter((item, index) => boxes[index].checked);
-      openFacets.add(spec.key);
-      go(withFacet(jql, spec.names, spec.field,
-        selected.filter((item) => item.value !== null).map((item) => item.value),
-        selected.some((item) => item.value === null)));
-    });
-    return box;
-  });
-  const list = h('ul', {class: 'facet-values'}, options.map((o, index) => h('li', {},
-    h('label', {for: boxes[index].id}, boxes[index], ' ', o.value === null ? h('span', {class: 'muted'}, spec.none)
-      : spec.person ? person(o.value) : o.value, ' ', h('span', {class: 'count'}, String(o.count))))));
+  const isChosen = (value) => (value === null ? chosen.empty : folded.has(value.toLocaleLowerCase('ru')));
+  const shown = [...chosen.values, ...(chosen.empty ? [spec.none] : [])];
+  const body = h('div', {class: 'facet-body'}, h('p', {class: 'loading'}, 'Загрузка…'));
   const details = h('details', {class: 'facet', open: openFacets.has(spec.key)},
-    h('summary', {}, spec.label, picked.length ? [': ', h('strong', {}, picked.map((o) => o.value ?? spec.none)
-      .join(', '))] : null),
-    options.length ? list : h('p', {class: 'empty'}, 'Значений нет.'));
-  details.addEventListener('toggle', () => {
-    if (details.open) openFacets.add(spec.key);
-    else openFacets.delete(spec.key);
+    h('summary', {}, spec.label, shown.length ? [': ', h('strong', {}, shown.join(', '))] : null), body);
+  const draw = (values) => {
+    const options = merged(values);
+    const boxes = options.map((o) => {
+      const box = h('input', {type: 'checkbox', name: spec.key, value: o.value ?? '', id: uid(spec.key),
+        checked: isChosen(o.value)});
+      box.addEventListener('change', () => {
+        const selected = options.filter((item, index) => boxes[index].checked);
+        openFacets.add(spec.key);
+        go(withFacet(jql, spec.names, spec.field,
+          selected.filter((item) => item.value !== null).map((item) => item.value),
+          selected.some((item) => item.value === null)));
+      });
+      return box;
+    });
+    body.replaceChildren(options.length ? h('ul', {class: 'facet-values'}, options.map((o, index) => h('li', {},
+      h('label', {for: boxes[index].id}, boxes[index], ' ', o.value === null ? h('span', {class: 'muted'}, spec.none)
+        : spec.person ? person(o.value) : o.value, ' ', h('span', {class: 'count'}, String(o.count))))))
+      : h('p', {class: 'empty'}, 'Значений нет.'));
+  };
+  const load = () => facets().then((answer) => draw(answer[spec.key]), (error) => {
+    body.replaceChildren(h('p', {class: 'error-text'}, `Значения не получены: ${error.message}`));
   });
+  details.addEventListener('toggle', () => {
+    if (details.open) {
+      openFacets.add(spec.key);
+      load();
+    } else {
+      openFacets.delete(spec.key);
+    }
+  });
+  if (details.open) load();
   return details;
 }
 
@@ -167,16 +183,20 @@ export default async function issues({query: asked, isCurrent}) {
   const projects = await cachedGet('/projects');
   let page = null;
   let total = null;
-  let facets = null;
   let refusal = null;
   // The facet lists count within the query without the lists' own choices, so a list keeps
-  // offering every value while some are chosen (multi-select) and a choice can be widened.
+  // offering every value while some are chosen (multi-select) and a choice can be widened. They
+  // are asked for once, when a list is first opened.
   const unfiltered = FACETS.reduce((text, spec) => withFacet(text, spec.names, spec.field, []), jql);
+  let facetsAnswer = null;
+  const facets = () => {
+    facetsAnswer = facetsAnswer || get('/issues/facets', {...scope, jql: unfiltered});
+    return facetsAnswer;
+  };
   try {
-    [page, total, facets] = await Promise.all([
+    [page, total] = await Promise.all([
       get('/issues', {...scope, limit: PAGE, cursor: query.cursor}),
-      get('/issues/count', scope),
-      get('/issues/facets', {...scope, jql: unfiltered})]);
+      get('/issues/count', scope)]);
   } catch (error) {
     if (!(error instanceof ApiError) || error.status !== 422) throw error;
     refusal = error;
@@ -224,7 +244,7 @@ export default async function issues({query: asked, isCurrent}) {
   return [
     ...head,
     h('div', {class: 'facets', role: 'group', 'aria-label': 'Фильтры по значениям'},
-      FACETS.map((spec) => facetControl(spec, facets[spec.key], jql, go))),
+      FACETS.map((spec) => facetControl(spec, jql, go, facets))),
     h('p', {class: 'total'},
       h('strong', {class: 'count', 'aria-live': 'polite'}, `Найдено: ${plural(total.count, ISSUES)}`),
       page.items.length && first && total.count > page.items.length
