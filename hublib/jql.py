@@ -292,6 +292,7 @@ class _Parser:
     def __init__(self, text: str):
         self.tokens = tokenize(text)
         self.index = 0
+        self.opened: list[int] = []  # positions of the parentheses still open
 
     @property
     def token(self) -> Token:
@@ -304,6 +305,8 @@ class _Parser:
 
     def expected(self, what: str) -> ValidationError:
         token = self.token
+        if token.kind == 'end' and self.opened:
+            return _error('незакрытая скобка "("', self.opened[-1])
         if token.kind == 'end':
             return _error(f'запрос оборвался: ожидается {what}', token.position)
         if token.kind == ')':
@@ -353,11 +356,11 @@ class _Parser:
             return Not(self.term())
         if token.kind == '(':
             self.take()
+            self.opened.append(token.position)
             inner = self.disjunction()
             if self.token.kind != ')':
-                if self.token.kind == 'end':
-                    raise _error('незакрытая скобка "("', token.position)
                 raise self.expected('AND, OR или ")"')
+            self.opened.pop()
             self.take()
             return inner
         return self.clause()
@@ -437,6 +440,7 @@ class _Parser:
                 if opening.kind != '(':
                     raise self.expected('( после DURING')
                 self.take()
+                self.opened.append(opening.position)
                 first = self.value()
                 if self.token.kind != ',':
                     raise self.expected('"," между датами DURING')
@@ -446,6 +450,7 @@ class _Parser:
                     if self.token.kind == 'end':
                         raise _error('незакрытая скобка "("', opening.position)
                     raise self.expected('")"')
+                self.opened.pop()
                 self.take()
                 found.append(Predicate('during', (first, second), token.position))
             else:
@@ -459,6 +464,7 @@ class _Parser:
         if token.kind != '(':
             raise self.expected('список в скобках')
         self.take()
+        self.opened.append(token.position)
         items = [self.value()]
         while self.token.kind == ',':
             self.take()
@@ -467,6 +473,7 @@ class _Parser:
             if self.token.kind == 'end':
                 raise _error('незакрытая скобка "("', token.position)
             raise self.expected('"," или ")"')
+        self.opened.pop()
         self.take()
         return tuple(items)
 
@@ -497,6 +504,7 @@ class _Parser:
         if folded not in FUNCTIONS:
             raise _error(f'неизвестная функция {token.text}()', token.position)
         opening = self.take()
+        self.opened.append(opening.position)
         arguments = []
         if self.token.kind != ')':
             arguments.append(self.value())
@@ -507,6 +515,7 @@ class _Parser:
             if self.token.kind == 'end':
                 raise _error('незакрытая скобка "("', opening.position)
             raise self.expected('"," или ")"')
+        self.opened.pop()
         self.take()
         return Value(token.text, token.position, function=FUNCTIONS[folded],
                      arguments=tuple(arguments))

@@ -313,8 +313,7 @@ class IssueCountQuery(Schema):
 class IssuesCsvQuery(IssueCountQuery):
     """Filters of ``GET /issues.csv``."""
 
-    # "fields" would shadow marshmallow's Schema.fields: the query parameter keeps the name
-    columns = fields.String(data_key='fields', metadata={
+    fields = fields.String(metadata={
         'description': 'столбцы через запятую, по умолчанию ' + ','.join(DEFAULT_CSV_FIELDS)})
 
 
@@ -403,7 +402,7 @@ def issues_csv(hub: Hub, *, jql: str | None = None, project: str | None = None,
     starts with a UTF-8 BOM (Excel then reads Cyrillic); RFC 4180 quoting by the csv module.
     """
     args = _args(IssuesCsvQuery, jql=jql, project=project, fields=fields, tz=tz)
-    names = csv_fields(args.get('columns'))
+    names = csv_fields(args.get('fields'))
     with hub.read():
         search = _search(hub, args)
     return _csv_chunks(hub, search, names)

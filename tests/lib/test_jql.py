@@ -543,6 +543,10 @@ def test_cursor_of_another_order_is_refused(mirrored):
     ('status = a AND', 'запрос оборвался: ожидается поле, позиция 15'),
     ('status = a b', 'ожидается AND, OR или ORDER BY, а не "b", позиция 12'),
     ('status & a', 'неожиданный символ "&", позиция 8'),
+    ('status IN (a,', 'незакрытая скобка "(", позиция 11'),
+    ('created > startOfDay(', 'незакрытая скобка "(", позиция 21'),
+    ('status CHANGED DURING ("2026-11-01", ', 'незакрытая скобка "(", позиция 23'),
+    ('(status = a OR (key = A-1)', 'незакрытая скобка "(", позиция 1'),
     ('status CHANGED TO a', None),
 ])
 def test_refusals_name_the_token_and_its_position(mirrored, query, message):
