@@ -214,7 +214,10 @@ def _drive(search: jql.Search) -> tuple[str, str, str, list[str]]:
 def _in_key_order(hub: Hub, search: jql.Search, params: dict, after: list | None) -> list[dict]:
     tables, neighbor, order, where = _drive(search)
     if after is not None:
-        where.append(f'{order} > :after')
+        # first: SQLite bounds an index range by the first term it finds for each side, and a
+        # project's range (project = X) is a lower bound too: after it, every page would walk
+        # the pages before it again (CSV of 20,000 issues at 50,000: 1.5 -> 0.5 s CPU)
+        where.insert(0, f'{order} > :after')
         params['after'] = after[0]
     return _select_issues(hub, tables, neighbor, where, params, extra=f'{order} AS sort_key',
                           order=order)
@@ -413,44 +416,55 @@ def _csv_chunks(hub: Hub, search: jql.Search, names: list[str]) -> Iterator[str]
     writer = csv.writer(buffer, lineterminator='\r\n')
     writer.writerow(names)
     yield '\ufeff' + buffer.getvalue()
+    sprints: dict[str, list[str]] = {}
+    cells = [_csv_cell(name, sprints) for name in names]
     cursor = None
     while True:
         with hub.read():
             jql.register_functions(hub.db)
             rows, cursor_of = _issue_rows(hub, search, CSV_PAGE, cursor)
             rows, cursor = page(rows, CSV_PAGE, cursor_of)
-            sprints: dict[str, list[str]] = {}
+            sprints.clear()
             if 'sprint' in names and rows:
                 for key, name in hub.db.execute_sql(
                         _SPRINT_NAMES, {'keys': json.dumps([row['key'] for row in rows])}):
                     sprints.setdefault(key, []).append(str(name))
         buffer.seek(0)
         buffer.truncate()
-        for row in rows:
-            writer.writerow([_csv_cell(name, row, sprints) for name in names])
+        writer.writerows([cell(row) for cell in cells] for row in rows)
         yield buffer.getvalue()
         if cursor is None:
             return
 
 
-def _csv_cell(name: str, row: dict, sprints: dict[str, list[str]]) -> object:
+def _csv_labels(row: dict) -> str:
+    try:
+        labels = json.loads(row['labels'] or '[]')
+    except ValueError:
+        return ''
+    return ';'.join(str(label) for label in labels) if isinstance(labels, list) else ''
+
+
+def _csv_points(row: dict) -> object:
+    value = row['story_points']
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _csv_cell(name: str, sprints: dict[str, list[str]]):
+    """The function that gives column ``name`` of a row (chosen once per export, not per cell):
+    null → empty, times in UTC, labels and sprint names joined by ``;``, story points a number."""
     if name == 'labels':
-        try:
-            labels = json.loads(row['labels'] or '[]')
-        except ValueError:
-            labels = []
-        return ';'.join(str(label) for label in labels) if isinstance(labels, list) else ''
+        return _csv_labels
     if name == 'sprint':
-        return ';'.join(sprints.get(row['key'], ()))
+        return lambda row: ';'.join(sprints.get(row['key'], ()))
     if name in ('created', 'updated'):
-        raw = row['created' if name == 'created' else 'jira_updated']
-        return to_utc(raw) or raw or ''
-    value = row[name]
+        column = 'created' if name == 'created' else 'jira_updated'
+        return lambda row: to_utc(row[column]) or row[column]
     if name == 'neighbor':
-        return 'true' if value else 'false'
-    if name == 'story_points' and isinstance(value, float) and value.is_integer():
-        return int(value)
-    return '' if value is None else value
+        return lambda row: 'true' if row['neighbor'] else 'false'
+    if name == 'story_points':
+        return _csv_points
+    return lambda row: row[name]
 
 
 # The card's queries, built once (the card is the most frequent read: 1.3 -> 0.6 ms at 200,000)
