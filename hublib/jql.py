@@ -51,6 +51,9 @@ from .settings import DEFAULT_CLOSED_STATUSES, setting
 from .slices import NATURAL_KEY_SQL, natural_key
 from .timeutil import format_utc, to_utc
 
+# SQLite refuses an expression deeper than 1,000 levels; a query of a person or an assistant never
+# comes near these, and a hostile one is a 422 instead of a 500 (or Python's recursion limit).
+MAX_DEPTH, MAX_CLAUSES = 50, 300
 KEYWORDS = frozenset('AND OR NOT EMPTY NULL ORDER BY IN IS WAS CHANGED FROM TO AFTER BEFORE ON '
                      'DURING'.split())
 _WORD_EXTRA = frozenset('_-.:/@*+')
@@ -293,6 +296,7 @@ class _Parser:
         self.tokens = tokenize(text)
         self.index = 0
         self.opened: list[int] = []  # positions of the parentheses still open
+        self.depth = self.clauses = 0
 
     @property
     def token(self) -> Token:
@@ -351,6 +355,15 @@ class _Parser:
 
     def term(self):
         token = self.token
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise _error(f'слишком глубокая вложенность (больше {MAX_DEPTH})', token.position)
+        try:
+            return self._term(token)
+        finally:
+            self.depth -= 1
+
+    def _term(self, token: Token):
         if token.keyword('NOT'):
             self.take()
             return Not(self.term())
@@ -375,6 +388,9 @@ class _Parser:
         raise self.expected('поле')
 
     def clause(self) -> Clause:
+        self.clauses += 1
+        if self.clauses > MAX_CLAUSES:
+            raise _error(f'слишком много условий (больше {MAX_CLAUSES})', self.token.position)
         spec, name = self.field()
         token = self.token
         operator, values, predicates = None, (), ()
@@ -565,6 +581,13 @@ class Span:
 
 
 def _relative(text: str) -> timedelta | None:
+    try:
+        return _offset(text)
+    except OverflowError:  # -99999999999d: no date at all
+        return None
+
+
+def _offset(text: str) -> timedelta | None:
     position, total, sign = 0, timedelta(), 1
     text = text.strip()
     if not text:
@@ -625,7 +648,18 @@ class Clock:
         return self._local(day.year, day.month, day.day)
 
     def span(self, value: Value) -> Span:
-        """The interval a date value names; refused when it is no date."""
+        """The interval a date value names; refused when it is no date (or none SQL can hold)."""
+        span = self._span(value)
+        try:
+            # every bound SQL will see, in UTC, a day away from datetime's ends
+            if all(1 <= moment.astimezone(timezone.utc).year <= 9998
+                   for moment in (span.start, span.end)):
+                return span
+        except (OverflowError, ValueError):
+            pass
+        raise _error(f'неверная дата "{value.shown()}"', value.position)
+
+    def _span(self, value: Value) -> Span:
         if value.moment is not None:
             moment = value.moment if value.moment.tzinfo else value.moment.replace(
                 tzinfo=timezone.utc)
@@ -960,10 +994,11 @@ class _Compiler:
             if value.empty:
                 continue
             encoded = self.param(json.dumps(value.text, ensure_ascii=False))
-            # instr first: a cheap test on the text that spares json_each most rows
-            held.append(f'CASE WHEN instr({column}, {encoded}) > 0 AND json_valid({column}) '
-                        f'THEN EXISTS (SELECT 1 FROM json_each({column}) WHERE value = '
-                        f'{self.param(value.text)}) ELSE 0 END')
+            # instr first: a cheap test on the text (as ingest writes it) that spares json_each
+            # most rows; a list written with escapes (\\u0441…, by another tool) goes to json_each
+            held.append(f"CASE WHEN (instr({column}, {encoded}) > 0 OR instr({column}, '\\') > 0) "
+                        f'AND json_valid({column}) THEN EXISTS (SELECT 1 FROM json_each({column}) '
+                        f'WHERE value = {self.param(value.text)}) ELSE 0 END')
         any_held = '(' + ' OR '.join(held or ['0']) + ')'
         if clause.operator in ('=', 'in'):
             if any(value.empty for value in clause.values):

@@ -556,6 +556,28 @@ def test_refusals_name_the_token_and_its_position(mirrored, query, message):
     assert refusal(mirrored, query) == message
 
 
+@pytest.mark.parametrize('query, message', [
+    ('(' * 60 + 'key = A-1' + ')' * 60, 'слишком глубокая вложенность (больше 50), позиция 51'),
+    ('NOT ' * 100 + 'key = A-1', 'слишком глубокая вложенность (больше 50), позиция 201'),
+    (' AND '.join(['key = A-1'] * 400), 'слишком много условий (больше 300), позиция 4201'),
+    ('created > -99999999999999d', 'неверная дата "-99999999999999d", позиция 11'),
+    ('created > "9999-12-31"', 'неверная дата "9999-12-31", позиция 11'),
+    ('created > startOfDay(-99999999)', 'неверное смещение "-99999999", позиция 22'),
+    ('sprint = 99999999999999999999', 'слишком большой номер спринта "99999999999999999999", '
+                                      'позиция 10'),
+    ('"Story Points" = 1e999', 'ожидается число, а не "1e999", позиция 18'),
+])
+def test_hostile_queries_are_refused(mirrored, query, message):
+    assert refusal(mirrored, query) == message
+    assert refusal(mirrored, query, tz='Europe/Moscow') == message
+
+
+def test_labels_written_with_escapes_are_found(mirrored):
+    mirrored.db.execute_sql("UPDATE issue SET labels = ? WHERE key = 'AURORA-3'",
+                            (json.dumps(['срочно']),))  # \u0441…: ensure_ascii, another tool
+    assert found(mirrored, 'labels = срочно') == ['AURORA-1', 'AURORA-3']
+
+
 def test_refusals_never_touch_the_database_state(mirrored):
     assert refusal(mirrored, 'status WAS a FROM b') == 'WAS не принимает FROM, позиция 14'
 
