@@ -39,7 +39,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import date, datetime, time, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from typing import Any, Iterable
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -751,10 +751,12 @@ def sql_moment(moment: datetime) -> str:
 # 50,000 issues, first page of 100, CPU ms on the loaded 2-core machine: `project = AURORA AND
 # status IN (a, b) AND assignee = u ORDER BY updated DESC` 16.6 (no index: a sort of every issue)
 # -> 10.9; `labels = L AND updated >= -30d ORDER BY priority DESC, updated DESC` 25.7 -> 9.3
-# (with the bare expression index: 16.6 and 25.7, every entry read its row).
+# (with the bare expression index: 16.6 and 25.7, every entry read its row). It also covers the
+# facets (status, assignee, priority, issue type of every matching issue): 366 -> 250 ms CPU for
+# the whole mirror of 50,000.
 DERIVED_INDEXES = (
     f'CREATE INDEX IF NOT EXISTS issue_updated_utc ON {I} ({utc_sql(I.jira_updated)}, '
-    f'{I.status}, {I.assignee}, {I.priority}, {I.labels}, {I.key})',
+    f'{I.status}, {I.assignee}, {I.priority}, {I.issue_type}, {I.labels}, {I.key})',
 )
 
 
@@ -1100,9 +1102,6 @@ class _Compiler:
     def _note(self, clause: Clause) -> str:
         noted = f'i.key IN (SELECT n2.{N.key} FROM {N} n2)'
         return noted if clause.operator == 'is not empty' else f'NOT {noted}'
-
-    def _rank(self, clause: Clause) -> str:  # pragma: no cover - rank takes no operator
-        raise _error('поле rank только для ORDER BY', clause.position)
 
     # --- history ----------------------------------------------------------------------------
 

@@ -10,9 +10,14 @@ from hypothesis import HealthCheck, given, settings as hsettings, strategies as 
 
 from hublib import reads
 from hubweb import create_app
-from tests.lib.test_jql import ALL, mirrored  # noqa: F401 - the fixture
+from tests.support.jql_mirror import ALL, build_mirror
 
 from falcon import testing
+
+
+@pytest.fixture
+def mirrored(hub, claimed_refresh):
+    return build_mirror(hub, claimed_refresh(hub))
 
 
 def get(client, headers, path, **params):
