@@ -101,7 +101,8 @@ def match_expression(text: str, column: str | None = None) -> str | None:
     folded = text.replace('ё', 'е').replace('Ё', 'Е')
     stripped = folded.strip()
     words = _WORD.findall(folded)
-    if len(stripped) > 1 and stripped[0] == stripped[-1] == '"' and words:
+    if len(stripped) > 1 and stripped[0] == stripped[-1] == '"' and '"' not in stripped[1:-1] \
+            and words:
         star = words[-1][1]
         terms = ['"' + ' '.join(word for word, _ in words) + '"' + star]
     else:
