@@ -1,5 +1,5 @@
 """Benchmark: the JQL parser of hublib (hand-written recursive descent) against the same grammar in
-lark's LALR parser, the measurement behind the parser decision in ``hublib/jql.py`` (issue 20).
+lark's LALR parser, the measurement behind the parser decision in ``hublib/jql`` (issue 20).
 
     .venv/bin/python scripts/bench_jql_parser.py [--rounds 2000]
 
