@@ -29,6 +29,13 @@ IssueOutSchema = response(
                                                    'слова в [квадратных скобках]'}))
 IssueListSchema = page_of('IssueList', IssueOutSchema)
 
+IssueCountSchema = response('IssueCount', integers('count', required=True))
+FacetValueSchema = response('FacetValue', integers('count', required=True),
+                            value=fields.String(allow_none=True, required=True))
+IssueFacetsSchema = response('IssueFacets', **{
+    name: fields.List(fields.Nested(FacetValueSchema), required=True)
+    for name in ('status', 'assignee', 'issue_type', 'priority', 'labels')})
+
 LinkOutSchema = response('LinkOut', strings('type key'), strings('summary status', **_NULLABLE, metadata={
     'description': 'связанной задачи; null, если её нет в зеркале'}))
 LinksOutSchema = response('LinksOut', outward=fields.List(fields.Nested(LinkOutSchema)),
