@@ -230,3 +230,13 @@ def test_slice_pages_and_feed_follow_the_slice(mirrored, claimed_refresh, label)
                                  'AURORA-20', 'AURORA-21', 'AURORA-22', 'AURORA-404'])])
     feed = reads.change_feed(mirrored, project=label)
     assert {item['key'] for item in feed['items']} == set(expected)
+
+
+def test_facets_count_issues_once_per_label_and_an_empty_text_as_no_value(mirrored):
+    with mirrored.write():
+        mirrored.db.execute_sql("UPDATE issue SET labels = '[\"AWPCA\", \"AWPCA\", \"x\"]', assignee = '' "
+                                "WHERE key = 'AURORA-2'")
+        mirrored.db.execute_sql("UPDATE issue SET labels = 'не JSON' WHERE key = 'AURORA-3'")
+    facets = reads.issue_facets(mirrored, jql='key in (AURORA-2, AURORA-3, AURORA-9)')
+    assert facets['labels'] == [{'value': 'AWPCA', 'count': 2}, {'value': 'x', 'count': 1}]
+    assert facets['assignee'] == [{'value': None, 'count': 3}]
