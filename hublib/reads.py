@@ -669,8 +669,10 @@ def _own_issues(hub: Hub, label: str, sprint: int | None) -> list[tuple[str, str
              .where((IssueMember.label == label) & (IssueMember.neighbor == 0))
              .order_by(Issue.rank.is_null(), Issue.rank, IssueMember.sort_key))
     if sprint is not None:
-        query = query.where(fn.EXISTS(IssueSprint.select(SQL('1')).where(
-            (IssueSprint.key == Issue.key) & (IssueSprint.sprint_id == sprint))))
+        # a join, so the sprint's members drive the read (50,000 issues, a sprint of 8,334: the
+        # 36,681 own issues each probed for membership took 61 ms CPU)
+        query = query.join_from(Issue, IssueSprint, on=(IssueSprint.key == Issue.key)).where(
+            IssueSprint.sprint_id == sprint)
     return list(query.tuples().execute(hub.db))
 
 

@@ -155,7 +155,7 @@ def test_a_header_click_sorts_and_a_second_reverses_and_the_address_changes(ui):
     page.go_back()
     ui.wait('issues')
     assert page.input_value('input[name="jql"]') == 'assignee = ivanov ORDER BY status DESC'
-    ui.screenshot('issues')
+    ui.screenshot('issues-query')
 
 
 def test_facets_offer_the_values_present_with_counts_and_filter_case_insensitively(ui):
