@@ -64,17 +64,19 @@ def server(tmp_path_factory):
     process.stop(timeout=30)
 
 
-def run_schemathesis(url: str, token: str) -> subprocess.CompletedProcess:
-    """``st run <url>/openapi.json --checks all`` with the token, bounded, reproducible."""
+def run_schemathesis(url: str, token: str, workdir: Path) -> subprocess.CompletedProcess:
+    """``st run <url>/openapi.json --checks all`` with the token, bounded, reproducible; run in
+    ``workdir`` with hypothesis's storage there, so that nothing is written into the repository."""
     return subprocess.run(
         [sys.executable, '-m', 'schemathesis.cli', '--config-file',
          str(ROOT / 'tests' / 'schemathesis.toml'), 'run', f'{url}/openapi.json', '--checks', 'all',
          '-H', f'Authorization: Bearer {token}', '--max-examples', str(EXAMPLES),
          '--seed', '20261130', '--workers', '1', '--generation-database', 'none',
          '--no-color'],
-        cwd=ROOT, capture_output=True, text=True, encoding='utf-8', timeout=600,
+        cwd=workdir, capture_output=True, text=True, encoding='utf-8', timeout=600,
         env={**os.environ, 'SCHEMATHESIS_HOOKS': 'tests.schemathesis_hooks',
-             'PYTHONPATH': str(ROOT), 'NO_COLOR': '1'})
+             'PYTHONPATH': str(ROOT), 'NO_COLOR': '1',
+             'HYPOTHESIS_STORAGE_DIRECTORY': str(workdir / '.hypothesis')})
 
 
 def failures(output: str) -> str:
@@ -85,11 +87,11 @@ def failures(output: str) -> str:
 
 
 @pytest.mark.parametrize('role', ['client', 'agent'])
-def test_schemathesis_cli_finds_no_failure(server, role):
+def test_schemathesis_cli_finds_no_failure(server, role, tmp_path):
     """Every documented operation, with each role's token: no 5xx, every answer as documented,
     schema-valid requests accepted and schema-invalid ones refused (``--checks all``)."""
     url, tokens = server
-    result = run_schemathesis(url, tokens[role])
+    result = run_schemathesis(url, tokens[role], tmp_path)
     output = result.stdout + result.stderr
     assert result.returncode == 0, failures(output)
     assert 'no failures' in output.lower() or ' passed' in output.lower(), output[-3000:]
