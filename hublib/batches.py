@@ -34,14 +34,10 @@ from .paging import decode_cursor, page
 from .projects import require_project
 from .settings import pacing, stored_settings
 from .slices import natural_key
+from .statuses import ACTIVE, BATCH_STATUSES, DONE_STATUSES, STATUSES
 from .validation import (Int, LenientInt, StrippedText, Text, is_issue_key, is_temp_key,
                          load)
 
-TERMINAL = ('done', 'failed', 'skipped', 'cancelled', 'confirmed_by_state')
-STATUSES = ('queued', 'claimed') + TERMINAL
-DONE_STATUSES = ('done', 'confirmed_by_state')
-NOT_DONE = ('failed', 'skipped', 'cancelled')
-BATCH_STATUSES = ('queued', 'running', 'cancelled', 'done')
 TITLE_MAX = 200
 AUTHOR_MAX = 200
 MAX_COMMANDS = 10000
@@ -298,7 +294,6 @@ def cancel_batch(hub: Hub, batch_id: int) -> dict:
 # --- read your writes (contract §9.4a) ------------------------------------------------------------
 
 _F = SqlNames(BatchFollowup)
-ACTIVE = ('queued', 'claimed')
 
 
 def sql_list(values: Iterable[str]) -> str:
@@ -443,5 +438,4 @@ def batches(hub: Hub, *, status: str | None = None, project: str | None = None,
 
 __all__ = ['create_batch', 'submit_batch', 'insert_batch', 'cancel_batch', 'batch', 'batches', 'command',
            'batch_schema', 'batch_schema_for', 'command_schemas', 'follow_writes', 'BatchesQuery',
-           'CommandIn', 'command_dict', 'dump', 'decoded', 'TERMINAL', 'STATUSES', 'DONE_STATUSES',
-           'NOT_DONE', 'BATCH_STATUSES', 'HUB_AUTHOR']
+           'CommandIn', 'command_dict', 'dump', 'decoded', 'HUB_AUTHOR']

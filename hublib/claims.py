@@ -22,13 +22,14 @@ from typing import Any, Mapping, Sequence
 from marshmallow import fields, validate
 
 from . import files, modules
-from .batches import (ACTIVE, COMMAND_NOT_FOUND, DONE_STATUSES, HUB_AUTHOR, NOT_DONE, TERMINAL,
-                      command_dict, dump, follow_writes, insert_batch, sql_list)
+from .batches import (COMMAND_NOT_FOUND, HUB_AUTHOR, command_dict, dump, follow_writes,
+                      insert_batch, sql_list)
 from .db import Hub
 from .errors import ConflictError, NotFoundError, ValidationError
 from .models import AgentStatus, Command, LateDone, Setting, SqlNames
 from .notes import merge_note
 from .settings import base_jql, pacing_of
+from .statuses import ACTIVE, DONE_STATUSES, NOT_DONE, REPORT_STATUSES, TERMINAL
 from .syncjournal import close_run, latest_full_run_started, open_run, restart_run
 from .timeutil import format_utc, minutes_before, parse_utc
 from .validation import Int, LenientSchema, UtcTime, is_issue_key, is_temp_key, load
@@ -36,7 +37,6 @@ from .validation import Int, LenientSchema, UtcTime, is_issue_key, is_temp_key, 
 MAX_DELIVERIES = 3
 DELIVERY_LIMIT_ERROR = f'агент не отчитался после {MAX_DELIVERIES} выдач'
 ERROR_MAX = 1500
-REPORT_STATUSES = ('done', 'failed', 'skipped', 'confirmed_by_state')
 ONLINE_MINUTES = 5
 COUNTER_MAX = 2**31 - 1
 AGENT_VERSION_MAX = 100
@@ -453,4 +453,4 @@ def agents(hub: Hub) -> dict:
 
 
 __all__ = ['claim_command', 'report_command', 'agents', 'skip_dependents', 'ClaimBody',
-           'ReportBody', 'REPORT_STATUSES', 'MAX_DELIVERIES', 'DELIVERY_LIMIT_ERROR']
+           'ReportBody', 'MAX_DELIVERIES', 'DELIVERY_LIMIT_ERROR']

@@ -36,6 +36,7 @@ from .db import Hub, fsync_directory
 from .errors import (ConflictError, NotFoundError, PayloadTooLargeError, StorageFullError,
                      ValidationError, is_storage_full)
 from .models import AttachmentFile, Command, IssueAttachment
+from .statuses import ACTIVE
 from .validation import Text
 
 MAX_FILE_BYTES = 256 * 2**20
@@ -160,7 +161,7 @@ def _states(hub: Hub, attachment_ids: list[str]) -> dict[str, dict]:
 def _state(hub: Hub, file: str | None, commands: list[tuple[int, str, str | None]]) -> dict:
     if file is not None and has_file(hub, file):
         return {'state': 'ready', 'error': None}
-    active = [command_id for command_id, status, _ in commands if status in batches.ACTIVE]
+    active = [command_id for command_id, status, _ in commands if status in ACTIVE]
     if active:
         return {'state': 'fetching', 'error': None, 'command_id': active[-1]}
     if commands and commands[-1][1] in _FAILED:

@@ -167,6 +167,13 @@ def test_no_import_cycle_among_hublib_and_hubweb_modules():
     assert cycles(graph) == []
 
 
+def test_the_status_names_are_a_leaf_module():
+    # every module that speaks of a status imports it from here, and nothing heavier comes along
+    graph = import_graph()
+    assert graph['hublib.statuses'] == set()
+    assert 'hublib.batches' not in graph['hublib.syncjournal'] | graph['hubweb.schemas.queue']
+
+
 def test_cycle_check_finds_a_cycle():
     assert cycles({'a': {'b'}, 'b': {'c'}, 'c': {'a'}, 'd': {'a'}}) == [['a', 'b', 'c']]
 
