@@ -18,7 +18,6 @@ A batch is validated in three steps, each with its own answer:
 from __future__ import annotations
 
 import functools
-import json
 import math
 from typing import Any, Iterable, Mapping
 
@@ -26,7 +25,7 @@ import marshmallow
 from marshmallow import Schema, fields, validate
 from peewee import JOIN, Case, fn
 
-from . import modules
+from . import jsontext, modules
 from .db import Hub
 from .errors import NotFoundError, ValidationError
 from .models import Batch, BatchFollowup, Command, LateDone, SqlNames
@@ -55,26 +54,11 @@ DEPENDS_ON_MESSAGE = 'ожидается номер (seq, с 1) более ра�
 
 # --- stored values -------------------------------------------------------------------------------
 
-def dump(value: Any) -> str | None:
-    """JSON text of a params/result value as the queue stores it."""
-    return None if value is None else json.dumps(value, ensure_ascii=False)
-
-
-def decoded(text: str | None) -> Any:
-    """A stored params/result value; a legacy row that is not JSON reads as its text."""
-    if text is None:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:  # written by hand: show it rather than fail the whole read
-        return text
-
-
 def command_dict(row: Mapping[str, Any]) -> dict:
     """A ``command`` row (column → value) as the API shows it: params and result decoded."""
     item = dict(row)
-    item['params'] = decoded(item['params']) or {}
-    item['result'] = decoded(item['result'])
+    item['params'] = jsontext.load(item['params']) or {}
+    item['result'] = jsontext.load(item['result'])
     return item
 
 
@@ -268,9 +252,9 @@ def insert_batch(hub: Hub, *, title: str, author: str | None, project: str | Non
     # at its command's id in one executemany: nothing above the first new id exists while we hold
     # the write lock (AUTOINCREMENT never hands out a smaller one).
     first = Command.insert(batch_id=batch_id, seq=1, type=commands[0]['type'],
-                           params=dump(commands[0]['params'])).execute(hub.db)
+                           params=jsontext.dump(commands[0]['params'])).execute(hub.db)
     hub.db.cursor().executemany(_INSERT_COMMAND, [
-        (first + seq - 1, batch_id, seq, item['type'], dump(item['params']),
+        (first + seq - 1, batch_id, seq, item['type'], jsontext.dump(item['params']),
          first + item['depends_on'] - 1 if item.get('depends_on') else None)
         for seq, item in enumerate(commands, start=1)][1:])
     return batch_id
@@ -438,4 +422,4 @@ def batches(hub: Hub, *, status: str | None = None, project: str | None = None,
 
 __all__ = ['create_batch', 'submit_batch', 'insert_batch', 'cancel_batch', 'batch', 'batches', 'command',
            'batch_schema', 'batch_schema_for', 'command_schemas', 'follow_writes', 'BatchesQuery',
-           'CommandIn', 'command_dict', 'dump', 'decoded', 'HUB_AUTHOR']
+           'CommandIn', 'command_dict', 'HUB_AUTHOR']

@@ -21,9 +21,9 @@ from typing import Any, Mapping, Sequence
 
 from marshmallow import fields, validate
 
-from . import files, modules
-from .batches import (COMMAND_NOT_FOUND, HUB_AUTHOR, command_dict, dump, follow_writes,
-                      insert_batch, sql_list)
+from . import files, jsontext, modules
+from .batches import (COMMAND_NOT_FOUND, HUB_AUTHOR, command_dict, follow_writes, insert_batch,
+                      sql_list)
 from .db import Hub
 from .errors import ConflictError, NotFoundError, ValidationError
 from .models import AgentStatus, Command, LateDone, Setting, SqlNames
@@ -172,12 +172,7 @@ def _row(hub: Hub, command_id: int) -> dict:
 
 
 def _claim_settings(hub: Hub) -> dict[str, Any]:
-    stored = {}
-    for key, text in _execute(hub, _SETTINGS):
-        try:
-            stored[key] = json.loads(text)
-        except (TypeError, ValueError):
-            pass  # hand-edited: as if absent
+    stored = {key: jsontext.load(text) for key, text in _execute(hub, _SETTINGS)}
     stored['pacing'] = pacing_of(stored.get('pacing'))
     return stored
 
@@ -399,9 +394,9 @@ def report_command(hub: Hub, command_id: int, *, agent: str, status: str,
         now = hub.now()
         if late:
             if result is not None:
-                _execute(hub, _LATE_RESULT, (dump(result), command_id))
+                _execute(hub, _LATE_RESULT, (jsontext.dump(result), command_id))
         else:
-            if _execute(hub, _REPORT, (status, now, dump(result), error, jira_calls,
+            if _execute(hub, _REPORT, (status, now, jsontext.dump(result), error, jira_calls,
                                        rate_limited, command_id)).rowcount != 1:
                 # unreachable under the write lock; the huey pattern trusts rowcount only
                 raise ConflictError(f'команда #{command_id} уже не выдана')

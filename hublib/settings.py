@@ -14,7 +14,7 @@ from typing import Any, Mapping
 from marshmallow import Schema, fields
 from peewee import JOIN
 
-from . import modules
+from . import jsontext, modules
 from .db import Hub
 from .errors import ValidationError
 from .models import JiraProject, Project, Setting, SqlNames
@@ -131,20 +131,9 @@ def _dump(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-def _load(text: str | None) -> Any:
-    # A value that is not JSON (hand-edited, or written by some old tool) reads as the raw text
-    # rather than breaking every reader of settings.
-    if text is None:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
-
-
 def stored_settings(hub: Hub) -> dict[str, Any]:
     """Every stored key with its decoded value (tokens included: callers filter)."""
-    return {key: _load(text) for key, text in
+    return {key: jsontext.load(text) for key, text in
             Setting.select(Setting.key, Setting.value).tuples().execute(hub.db)}
 
 
@@ -157,7 +146,7 @@ _ONE_SETTING = f'SELECT {_S.value} FROM {_S} WHERE {_S.key} = ?'
 def setting(hub: Hub, key: str, default: Any = None) -> Any:
     """One decoded setting, ``default`` when absent."""
     row = hub.db.execute_sql(_ONE_SETTING, (key,)).fetchone()
-    return default if row is None or row[0] is None else _load(row[0])
+    return default if row is None or row[0] is None else jsontext.load(row[0])
 
 
 def _write(hub: Hub, values: Mapping[str, Any]) -> None:
