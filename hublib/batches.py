@@ -22,10 +22,9 @@ import math
 from typing import Any, Iterable, Mapping
 
 import marshmallow
-from marshmallow import Schema, fields, validate
 from peewee import JOIN, Case, fn
 
-from . import jsontext, modules
+from . import fields, jsontext, modules, validators
 from .db import Hub
 from .errors import NotFoundError, ValidationError
 from .models import Batch, BatchFollowup, Command, LateDone, SqlNames
@@ -34,7 +33,7 @@ from .projects import require_project
 from .settings import pacing, stored_settings
 from .slices import natural_key
 from .statuses import ACTIVE, BATCH_STATUSES, DONE_STATUSES, STATUSES
-from .validation import (Int, LenientInt, StrippedText, Text, is_issue_key, is_temp_key,
+from .validation import (Int, LenientInt, Schema, StrippedText, Text, is_issue_key, is_temp_key,
                          load)
 
 TITLE_MAX = 200
@@ -101,7 +100,7 @@ def _command_class(name: str, params: type[Schema]) -> type[Schema]:
     # One class per (type, params schema class), so a document naming it twice sees one component.
     class_name = ''.join(part.capitalize() for part in name.split('_')) + 'Command'
     return Schema.from_dict({
-        'type': fields.String(required=True, validate=validate.OneOf([name])),
+        'type': fields.String(required=True, validate=validators.OneOf([name])),
         'params': fields.Nested(params, required=True),
         'depends_on': Int(minimum=1, allow_none=True, load_default=None, metadata={
             'description': 'seq (с 1) более ранней команды этого пакета'}),
@@ -129,8 +128,8 @@ def batch_schema_for(settings: Mapping[str, Any]) -> Schema:
         'project': fields.String(allow_none=True, load_default=None,
                                  metadata={'description': 'метка проекта (404, если его нет)'}),
         'commands': fields.List(CommandIn(command_schemas(settings)), required=True, validate=[
-            validate.Length(min=1, error='ожидается непустой список команд'),
-            validate.Length(max=MAX_COMMANDS, error=f'больше {MAX_COMMANDS} команд в одном пакете')]),
+            validators.Length(min=1, error='ожидается непустой список команд'),
+            validators.Length(max=MAX_COMMANDS, error=f'больше {MAX_COMMANDS} команд в одном пакете')]),
     }, name='BatchCreate')()
 
 
@@ -349,7 +348,7 @@ def _touched_keys(done: list[dict]) -> list[str]:
 class BatchesQuery(Schema):
     """Filters of ``GET /batches``."""
 
-    status = fields.String(validate=validate.OneOf(BATCH_STATUSES),
+    status = fields.String(validate=validators.OneOf(BATCH_STATUSES),
                            metadata={'description': 'вычисленный статус пакета'})
     project = fields.String(metadata={'description': 'метка проекта'})
     limit = LenientInt(minimum=1, maximum=LIMIT_MAX, load_default=LIMIT_DEFAULT,

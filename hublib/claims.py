@@ -19,9 +19,7 @@ from datetime import datetime, timedelta
 from sqlite3 import Cursor
 from typing import Any, Mapping, Sequence
 
-from marshmallow import fields, validate
-
-from . import files, jsontext, modules
+from . import fields, files, jsontext, modules, validators
 from .batches import (COMMAND_NOT_FOUND, HUB_AUTHOR, command_dict, follow_writes, insert_batch,
                       sql_list)
 from .db import Hub
@@ -51,7 +49,7 @@ class AgentVersion(fields.String):
     OPENAPI = {'oneOf': [{'type': 'string', 'maxLength': AGENT_VERSION_MAX}, {'type': 'integer'}]}
 
     def __init__(self, **kwargs):
-        super().__init__(validate=validate.Length(max=AGENT_VERSION_MAX), **kwargs)
+        super().__init__(validate=validators.Length(max=AGENT_VERSION_MAX), **kwargs)
 
     def _deserialize(self, value, attr, data, **kwargs):
         if type(value) is int:
@@ -77,7 +75,7 @@ class ReportBody(LenientSchema):
     """Body of ``POST /agent/commands/{id}/report`` (``result``: the result schema of the type)."""
 
     agent = modules.agent_field(description='модуль агента')
-    status = fields.String(required=True, validate=validate.OneOf(REPORT_STATUSES))
+    status = fields.String(required=True, validate=validators.OneOf(REPORT_STATUSES))
     result = fields.Dict(allow_none=True, load_default=None)
     error = fields.String(allow_none=True, load_default=None,
                           metadata={'description': f'обрезается до {ERROR_MAX} символов'})

@@ -28,7 +28,6 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
-from marshmallow import Schema
 from peewee import fn
 
 from . import batches
@@ -37,7 +36,7 @@ from .errors import (ConflictError, NotFoundError, PayloadTooLargeError, Storage
                      ValidationError, is_storage_full)
 from .models import AttachmentFile, Command, IssueAttachment
 from .statuses import ACTIVE
-from .validation import Text
+from .validation import Schema, Text
 
 MAX_FILE_BYTES = 256 * 2**20
 CHUNK_BYTES = 2**20

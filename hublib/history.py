@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import operator
 
-from marshmallow import fields
-
-from . import modules, settings
+from . import fields, modules, settings
 from .db import Hub
 from .fieldmap import logical_field
 from .mirror import utc

@@ -19,9 +19,7 @@ import functools
 import json
 import math
 
-from marshmallow import fields, validate
-
-from . import modules, search, slices
+from . import fields, modules, search, slices, validators
 from .db import Hub
 from .errors import ConflictError, NotFoundError
 from .models import Command, Issue, IssueAttachment, IssueComment, IssueLink, IssueSprint
@@ -47,7 +45,7 @@ ATTACHMENT_TEXT_FIELDS = ('filename', 'mime_type', 'author', 'created')
 
 class LinkIn(LenientSchema):
     type = Text(required=True, min_length=1)
-    direction = fields.String(required=True, validate=validate.OneOf(LINK_DIRECTIONS))
+    direction = fields.String(required=True, validate=validators.OneOf(LINK_DIRECTIONS))
     key = Text(required=True, min_length=1)
 
 
@@ -298,7 +296,7 @@ SprintIn = LenientSchema.from_dict({'id': Int(required=True), **_texts(
 
 class BoardIn(LenientSchema):
     board_id = Int(required=True, minimum=1)
-    type = fields.String(allow_none=True, validate=validate.OneOf(BOARD_TYPES))
+    type = fields.String(allow_none=True, validate=validators.OneOf(BOARD_TYPES))
     columns = fields.List(fields.Nested(ColumnIn), allow_none=True)
     kanban_backlog = _Backlog(allow_none=True)
     sprints = fields.List(fields.Nested(SprintIn), allow_none=True)

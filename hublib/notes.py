@@ -7,12 +7,11 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from marshmallow import Schema, fields, validate
-
+from . import fields, validators
 from .db import Hub
 from .errors import NotFoundError
 from .models import IssueNote
-from .validation import NOT_BLANK_PATTERN, Pattern, Text, issue_or_temp_key_field, load
+from .validation import NOT_BLANK_PATTERN, Pattern, Schema, Text, issue_or_temp_key_field, load
 
 TEXT_FIELDS = ('work_kind', 'done_text', 'rest_text', 'owner_note')
 TEXT_MAX = 20000
@@ -22,7 +21,7 @@ AUTHOR_MAX = 200
 NoteChange = Schema.from_dict({
     **{name: Text(max_length=TEXT_MAX, allow_none=True) for name in TEXT_FIELDS},
     'updated_by': fields.String(required=True, validate=[
-        validate.Length(max=AUTHOR_MAX), Pattern(NOT_BLANK_PATTERN, 'укажите, кто правит заметку')]),
+        validators.Length(max=AUTHOR_MAX), Pattern(NOT_BLANK_PATTERN, 'укажите, кто правит заметку')]),
 }, name='NoteChange')
 NoteKey = Schema.from_dict({'key': issue_or_temp_key_field(required=True)}, name='NoteKey')
 

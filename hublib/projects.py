@@ -5,15 +5,14 @@ builds its slice from the mirror in the same transaction.
 """
 from __future__ import annotations
 
-from marshmallow import Schema, fields, validate
 from peewee import JOIN, fn
 
-from . import slices
+from . import fields, slices, validators
 from .db import Hub
 from .errors import ConflictError, NotFoundError
 from .models import IssueMember, JiraProject, Project, SliceCount
 from .settings import PROJECT_ORDER, base_jql, project_labels
-from .validation import INT64_MAX, WHITESPACE, Int, Pattern, StrippedText, load
+from .validation import INT64_MAX, WHITESPACE, Int, Pattern, Schema, StrippedText, load
 
 LABEL_MAX = 100
 NAME_MAX = 100
@@ -30,7 +29,7 @@ class ProjectCreate(Schema):
     """Body of ``POST /projects``."""
 
     label = fields.String(required=True, validate=[
-        validate.Length(min=1, max=LABEL_MAX, error=f'метка: от 1 до {LABEL_MAX} символов'),
+        validators.Length(min=1, max=LABEL_MAX, error=f'метка: от 1 до {LABEL_MAX} символов'),
         Pattern(LABEL_PATTERN, 'недопустимая метка', _LABEL_REASONS)],
         metadata={'example': 'AWPCA', 'description': 'Метка Jira; уникальна без учёта регистра'})
     name = StrippedText(

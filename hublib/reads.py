@@ -16,10 +16,9 @@ import json
 from datetime import datetime
 from typing import Any
 
-from marshmallow import Schema, fields, validate
 from peewee import JOIN, SQL, Tuple, fn
 
-from . import files, search
+from . import fields, files, search, validators
 from .db import Hub, Prepared
 from .errors import NotFoundError
 from .models import (Issue, IssueAttachment, IssueChange, IssueComment, IssueLink, IssueMember,
@@ -28,7 +27,7 @@ from .paging import decode_cursor, page
 from .projects import require_project
 from .slices import NATURAL_KEY_SQL, natural_key
 from .timeutil import format_utc, to_utc
-from .validation import LenientInt, UtcTime, load
+from .validation import LenientInt, Schema, UtcTime, load
 
 ISSUE_COLUMNS = tuple(name for name in Issue._meta.sorted_field_names)
 NOTE_COLUMNS = ('work_kind', 'done_text', 'rest_text', 'owner_note', 'updated_at', 'updated_by')
@@ -52,7 +51,7 @@ class IssuesQuery(_Query):
     assignee = fields.String()
     neighbor = fields.Boolean(metadata={'description': 'с project= — относительно проекта'})
     q = fields.String(metadata={'description': 'подстрока ключа или названия без учёта регистра'})
-    text = fields.String(validate=validate.Length(min=1, max=500), metadata={
+    text = fields.String(validate=validators.Length(min=1, max=500), metadata={
         'description': 'полнотекстовый поиск: слова и префиксы слово*; порядок по релевантности'})
     updated_since = UtcTime()
     limit = _limit(100, 1000)

@@ -11,14 +11,13 @@ import re
 import secrets
 from typing import Any, Mapping
 
-from marshmallow import Schema, fields
 from peewee import JOIN
 
-from . import jsontext, modules
+from . import fields, jsontext, modules
 from .db import Hub
 from .errors import ValidationError
 from .models import JiraProject, Project, Setting, SqlNames
-from .validation import Int, Pattern, Text, load
+from .validation import Int, Pattern, Schema, Text, load
 
 DEFAULT_PACING = {'interval_ms': 500, 'pause_on_rate_limit_seconds': 60}
 DEFAULT_CLOSED_STATUSES = ('Готово', 'Снято')

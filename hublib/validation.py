@@ -19,9 +19,10 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Mapping
 
 import marshmallow
-from marshmallow import Schema, fields, validate
 
+from . import fields, validators
 from .errors import ValidationError
+from .fields import FIELD_MESSAGES
 from .timeutil import parse_utc, to_utc
 
 # SQLite stores signed 64-bit integers: the one definition of the bound every integer input obeys.
@@ -44,63 +45,17 @@ def is_temp_key(value: object) -> bool:
     return type(value) is str and TEMP_KEY.fullmatch(value) is not None
 
 
-# --- Russian messages ----------------------------------------------------------------------------
-# Patched on marshmallow's classes (not on a base Schema of ours) so that every schema gets them.
+# --- Russian messages ------------------------------------------------------------------------------
+# On the hub's own classes only: fields (``hublib.fields``), validators (``hublib.validators``) and
+# the base schema below. marshmallow's classes keep their messages for the rest of the process.
 
-# The message each field class gives for a value of the wrong kind ('invalid' in marshmallow).
-_INVALID = {fields.String: 'ожидается строка', fields.Number: 'ожидается число',
-            fields.Integer: 'ожидается целое число', fields.Boolean: 'ожидается true или false',
-            fields.List: 'ожидается список', fields.Tuple: 'ожидается список',
-            fields.Mapping: 'ожидается объект', fields.Date: 'ожидается дата ГГГГ-ММ-ДД',
-            fields.DateTime: 'ожидаются дата и время ISO-8601', fields.Email: 'неверный адрес почты',
-            fields.Url: 'неверный URL'}
-FIELD_MESSAGES: dict[type, dict[str, str]] = {cls: {'invalid': text} for cls, text in _INVALID.items()}
-for _cls, _extra in (
-        (fields.Field, {'null': 'значение не может быть null', 'required': 'обязательное поле',
-                        'validator_failed': 'неверное значение'}),
-        (fields.String, {'invalid_utf8': 'ожидается строка UTF-8'}),
-        (fields.Number, {'too_large': 'слишком большое число'}),
-        (fields.Float, {'special': 'NaN и бесконечность не допускаются'}),
-        (fields.Decimal, {'special': 'NaN и бесконечность не допускаются'}),
-        (fields.Nested, {'type': 'ожидается объект'}),
-        (fields.Date, {'format': 'неверная дата'}), (fields.DateTime, {'format': 'неверные дата и время'}),
-        (fields.UUID, {'invalid_uuid': 'неверный UUID'}),
-        (fields.Enum, {'unknown': 'ожидается одно из: {choices}'})):
-    FIELD_MESSAGES.setdefault(_cls, {}).update(_extra)
 SCHEMA_MESSAGES = {'type': 'ожидается JSON-объект', 'unknown': 'неизвестное поле'}
-VALIDATOR_MESSAGES: dict[type, dict[str, str]] = {
-    validate.Range: {'message_min': 'должно быть {min_op} {{min}}',
-                     'message_max': 'должно быть {max_op} {{max}}',
-                     'message_all': 'должно быть {min_op} {{min}} и {max_op} {{max}}',
-                     'message_gte': 'не меньше', 'message_gt': 'больше',
-                     'message_lte': 'не больше', 'message_lt': 'меньше'},
-    validate.Length: {'message_min': 'длина меньше {min}', 'message_max': 'длина больше {max}',
-                      'message_all': 'длина должна быть от {min} до {max}',
-                      'message_equal': 'длина должна быть {equal}'},
-    validate.OneOf: {'default_message': 'ожидается одно из: {choices}'},
-    validate.NoneOf: {'default_message': 'недопустимое значение'},
-    validate.Equal: {'default_message': 'ожидается {other}'},
-    validate.Regexp: {'default_message': 'строка не подходит под шаблон'},
-    validate.Predicate: {'default_message': 'неверное значение'},
-    validate.ContainsOnly: {'default_message': 'допустимы только: {choices}'},
-    validate.ContainsNoneOf: {'default_message': 'недопустимы: {values}'},
-    validate.URL: {'default_message': 'неверный URL'},
-    validate.Email: {'default_message': 'неверный адрес почты'},
-}
 
 
-def _russify() -> None:
-    for cls, messages in FIELD_MESSAGES.items():
-        # A copy on the class itself: a subclass without its own dict must not share ours.
-        cls.default_error_messages = {**cls.__dict__.get('default_error_messages', {}), **messages}
-    marshmallow.Schema._default_error_messages = {
-        **marshmallow.Schema._default_error_messages, **SCHEMA_MESSAGES}
-    for cls, attributes in VALIDATOR_MESSAGES.items():
-        for name, text in attributes.items():
-            setattr(cls, name, text)
+class Schema(marshmallow.Schema):
+    """The base of every hub schema: marshmallow's Schema with Russian messages."""
 
-
-_russify()
+    error_messages = SCHEMA_MESSAGES
 
 
 # --- fields ----------------------------------------------------------------------------------------
@@ -111,7 +66,7 @@ class Int(fields.Integer):
     OPENAPI = {'type': 'integer'}
 
     def __init__(self, *, minimum: int = INT64_MIN, maximum: int = INT64_MAX, **kwargs):
-        kwargs.setdefault('validate', validate.Range(minimum, maximum))
+        kwargs.setdefault('validate', validators.Range(minimum, maximum))
         super().__init__(strict=True, **kwargs)
 
 
@@ -119,7 +74,7 @@ class LenientInt(fields.Integer):
     """An integer that may also come as its decimal string (query strings, path parameters)."""
 
     def __init__(self, *, minimum: int = INT64_MIN, maximum: int = INT64_MAX, **kwargs):
-        kwargs.setdefault('validate', validate.Range(minimum, maximum))
+        kwargs.setdefault('validate', validators.Range(minimum, maximum))
         super().__init__(**kwargs)
 
     def _deserialize(self, value, attr, data, **kwargs):
@@ -159,10 +114,10 @@ class Text(fields.String):
 
     def __init__(self, *, max_length: int | None = None, min_length: int | None = None,
                  **kwargs):
-        validators = list(kwargs.pop('validate', None) or [])
+        checks = list(kwargs.pop('validate', None) or [])
         if max_length is not None or min_length is not None:
-            validators.insert(0, validate.Length(min=min_length, max=max_length))
-        super().__init__(validate=validators, **kwargs)
+            checks.insert(0, validators.Length(min=min_length, max=max_length))
+        super().__init__(validate=checks, **kwargs)
 
 
 class JiraId(fields.String):
@@ -202,7 +157,7 @@ class UtcTime(fields.Field):
         return parse_utc(normalized)
 
 
-class Pattern(validate.Regexp):
+class Pattern(validators.Regexp):
     """A whole-string regular expression (``^…$`` as JSON Schema reads it: no trailing newline).
 
     ``pattern`` is what the document publishes; ``reasons`` optionally explain a mismatch in more
@@ -282,8 +237,8 @@ def flatten_errors(messages: Any, prefix: str = '') -> dict[str, list[str]]:
     return {prefix or '_body': [str(messages)]}
 
 
-def load(schema: Schema | type[Schema], data: object, *, what: str = 'JSON-объект',
-         prefix: str = '') -> dict:
+def load(schema: marshmallow.Schema | type[marshmallow.Schema], data: object, *,
+         what: str = 'JSON-объект', prefix: str = '') -> dict:
     """Validate ``data`` with ``schema``; a hublib ValidationError naming every bad field."""
     instance = schema() if isinstance(schema, type) else schema
     if not isinstance(data, Mapping):
@@ -295,7 +250,7 @@ def load(schema: Schema | type[Schema], data: object, *, what: str = 'JSON-об�
 
 
 def check_page(items: object, name: str, fast: Callable[[object], bool],
-               schema: type[Schema]) -> list:
+               schema: type[marshmallow.Schema]) -> list:
     """A page of an agent's items (``issues``, ``items``): ``fast`` — the hot path's plain-Python
     twin of ``schema`` — judges each one, and ``schema`` names the fields of those it refuses
     (built only then: an instance costs ~150 µs, more than checking a valid page)."""
@@ -309,7 +264,8 @@ def check_page(items: object, name: str, fast: Callable[[object], bool],
     return items
 
 
-def errors_of(schema: Schema | type[Schema], data: object, prefix: str) -> dict[str, list[str]]:
+def errors_of(schema: marshmallow.Schema | type[marshmallow.Schema], data: object,
+              prefix: str) -> dict[str, list[str]]:
     """The flattened messages ``schema`` has for ``data`` (empty when it is valid)."""
     try:
         load(schema, data, prefix=prefix)
@@ -360,7 +316,7 @@ def issue_or_temp_key_field(**kwargs) -> fields.String:
                          **kwargs)
 
 
-__all__ = ['INT64_MIN', 'INT64_MAX', 'Int', 'LenientInt', 'Number', 'Bool', 'Text', 'JiraId',
+__all__ = ['Schema', 'SCHEMA_MESSAGES', 'FIELD_MESSAGES', 'INT64_MIN', 'INT64_MAX', 'Int', 'LenientInt', 'Number', 'Bool', 'Text', 'JiraId',
            'UtcTime', 'Pattern', 'LenientSchema', 'issue_key_field', 'is_issue_key', 'is_temp_key',
            'is_int64', 'require_int', 'require_list', 'check_page', 'load', 'errors_of', 'flatten_errors',
            'ISSUE_KEY_PATTERN', 'TEMP_KEY_PATTERN', 'WHITESPACE', 'NOT_BLANK_PATTERN',

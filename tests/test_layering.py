@@ -259,4 +259,5 @@ def test_no_private_name_is_imported_from_another_module():
 MODULE_ALIASES = {'db', 'models', 'settings', 'projects', 'mirror', 'history', 'queue', 'claims',
                   'batches', 'notes', 'files', 'reads', 'slices', 'search', 'syncjournal',
                   'backups', 'validation', 'paging', 'timeutil', 'fieldmap', 'modules', 'jira',
-                  'startup', 'config', 'errors', 'schemas', 'openapi', 'auth', 'serve', 'app'}
+                  'startup', 'config', 'errors', 'schemas', 'openapi', 'auth', 'serve', 'app',
+                  'statuses', 'jsontext', 'fields', 'validators'}

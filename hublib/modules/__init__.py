@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from marshmallow import Schema, fields, validate
-
+from .. import fields, validators
 from ..errors import ValidationError
+from ..validation import Schema
 from . import jira, wiki
 from .base import CommandType, Module
 
@@ -24,7 +24,7 @@ WRITE_TYPES = tuple(name for name, command_type in COMMAND_TYPES.items() if comm
 
 def agent_field(**metadata: Any) -> fields.String:
     """The ``agent`` field of an agent's request: the name of a module (``jira``, ``wiki``)."""
-    return fields.String(required=True, validate=validate.OneOf(tuple(MODULES)),
+    return fields.String(required=True, validate=validators.OneOf(tuple(MODULES)),
                          metadata=metadata)
 
 

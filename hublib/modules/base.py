@@ -4,9 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from marshmallow import Schema
-
 from ..db import Hub
+from ..validation import Schema
 
 # Builds a command type's params schema from the current settings (contract §9.2: some params
 # must name a configured key, e.g. ``issue_type`` one of ``issue_types``).

@@ -25,13 +25,14 @@ import re
 from datetime import date
 from typing import Any, Mapping
 
-from marshmallow import Schema, ValidationError, fields, post_load, validate, validates_schema
+from marshmallow import ValidationError, post_load, validates_schema
 from peewee import fn
 
+from .. import fields, validators
 from ..db import Hub
 from ..models import IssueAttachment, IssueMember
 from ..validation import (NOT_BLANK_PATTERN, SHA256_PATTERN, TEMP_KEY_PATTERN, WHITESPACE, Int,
-                          JiraId, LenientSchema, Pattern, StrippedText, Text,
+                          JiraId, LenientSchema, Pattern, Schema, StrippedText, Text,
                           issue_key_field, issue_or_temp_key_field)
 from .base import CommandType, Module
 
@@ -67,7 +68,7 @@ class Day(fields.String):
 
 def _long_text(**kwargs) -> fields.String:
     """A text up to ``TEXT_MAX`` characters that is not only whitespace."""
-    return fields.String(validate=[validate.Length(max=TEXT_MAX),
+    return fields.String(validate=[validators.Length(max=TEXT_MAX),
                                    Pattern(NOT_BLANK_PATTERN, BLANK_MESSAGE)], **kwargs)
 
 
@@ -96,7 +97,7 @@ class RefreshParams(Params):
          'not': {'required': ['jql'], 'properties': {'jql': {'type': 'string'}}}}]}
 
     jql = _long_text(allow_none=True)
-    keys = fields.List(issue_key_field(), allow_none=True, validate=validate.Length(
+    keys = fields.List(issue_key_field(), allow_none=True, validate=validators.Length(
         min=1, error='ожидается непустой список ключей задач'))
     board_id = Int(minimum=1, allow_none=True,
                    metadata={'description': 'доска команд, поставленных до миграции v4'})
@@ -175,7 +176,7 @@ def _configured(schema: type[Schema], name: str, setting: str, keys: tuple[str, 
         error = f'{what} {{input!r}} не настроен (настроены: {{choices}})'
     else:
         error = f'{what} {{input!r}} не настроен: настройка {setting} пуста'
-    field = fields.String(required=True, validate=validate.OneOf(keys, error=error),
+    field = fields.String(required=True, validate=validators.OneOf(keys, error=error),
                           metadata={'description': f'ключ настройки {setting}'})
     return type(schema.__name__, (schema,), {name: field, '__doc__': schema.__doc__,
                                              '__module__': schema.__module__})
