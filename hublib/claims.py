@@ -315,14 +315,17 @@ def _deliver_next(hub: Hub, statements: dict[str, str], now: str, pause: int) ->
 
 def claim_command(hub: Hub, *, agent: str, agent_version: str | int | None = None,
                   settings_version: int | None = None,
-                  last_call_at: datetime | str | None = None) -> dict:
-    """The next delivery for the agent of module ``agent`` (contract §9.3); one write transaction.
+                  last_jira_call_at: datetime | str | None = None) -> dict:
+    """:func:`submit_claim` with the fields of the body as arguments."""
+    return submit_claim(hub, {'agent': agent, 'agent_version': agent_version,
+                              'settings_version': settings_version,
+                              'last_jira_call_at': last_jira_call_at})
 
-    ``last_call_at`` is the body's ``last_jira_call_at`` (an ISO-8601 string or a datetime).
-    """
-    args = load(_CLAIM_BODY, {'agent': agent, 'agent_version': agent_version,
-                            'settings_version': settings_version,
-                            'last_jira_call_at': last_call_at})
+
+def submit_claim(hub: Hub, body: Mapping[str, Any]) -> dict:
+    """The next delivery for the agent of module ``body.agent`` (contract §9.3): the body of
+    ``POST /agent/claim``, checked once by :class:`ClaimBody`; one write transaction."""
+    args = load(_CLAIM_BODY, body)
     module = modules.MODULES[args['agent']]
     last_call = args['last_jira_call_at']
     statements = _module_statements(tuple(module.command_types))
@@ -370,9 +373,17 @@ def _apply_done(hub: Hub, item: dict, result: dict | None) -> None:
 def report_command(hub: Hub, command_id: int, *, agent: str, status: str,
                    result: dict | None = None, error: str | None = None,
                    jira_calls: int | None = 0, rate_limited: int | None = 0) -> dict:
-    """Record the agent's report of a delivery (contract §9.4); the command plus ``late``."""
-    args = load(_REPORT_BODY, {'agent': agent, 'status': status, 'result': result, 'error': error,
-                             'jira_calls': jira_calls, 'rate_limited': rate_limited})
+    """:func:`submit_report` with the fields of the body as arguments."""
+    return submit_report(hub, command_id, {
+        'agent': agent, 'status': status, 'result': result, 'error': error,
+        'jira_calls': jira_calls, 'rate_limited': rate_limited})
+
+
+def submit_report(hub: Hub, command_id: int, body: Mapping[str, Any]) -> dict:
+    """Record the agent's report of a delivery (contract §9.4): the body of
+    ``POST /agent/commands/{id}/report``, checked once by :class:`ReportBody`; the command plus
+    ``late``."""
+    args = load(_REPORT_BODY, body)
     module = modules.MODULES[args['agent']]
     status, result = args['status'], args['result']
     error = args['error'][:ERROR_MAX] if args['error'] is not None else None
@@ -445,5 +456,5 @@ def agents(hub: Hub) -> dict:
     return {'items': items}
 
 
-__all__ = ['claim_command', 'report_command', 'agents', 'skip_dependents', 'ClaimBody',
-           'ReportBody', 'MAX_DELIVERIES', 'DELIVERY_LIMIT_ERROR']
+__all__ = ['claim_command', 'submit_claim', 'report_command', 'submit_report', 'agents',
+           'skip_dependents', 'ClaimBody', 'ReportBody', 'MAX_DELIVERIES', 'DELIVERY_LIMIT_ERROR']

@@ -5,6 +5,8 @@ builds its slice from the mirror in the same transaction.
 """
 from __future__ import annotations
 
+from typing import Any, Mapping
+
 from peewee import JOIN, fn
 
 from . import fields, slices, validators
@@ -41,8 +43,14 @@ class ProjectCreate(Schema):
 
 
 def create_project(hub: Hub, label: str, name: str, board_id: int | None = None) -> dict:
-    """Create a project (and its jira board row, and its slice); settings_version is not touched."""
-    values = load(ProjectCreate, {'label': label, 'name': name, 'board_id': board_id})
+    """:func:`submit_project` with the fields of the body as arguments."""
+    return submit_project(hub, {'label': label, 'name': name, 'board_id': board_id})
+
+
+def submit_project(hub: Hub, body: Mapping[str, Any]) -> dict:
+    """Create a project (and its jira board row, and its slice) from the body of
+    ``POST /projects``, checked once by :class:`ProjectCreate`; settings_version is not touched."""
+    values = load(ProjectCreate, body)
     label, name = values['label'], values['name']
     with hub.write():
         existing = Project.select(Project.label).tuples().execute(hub.db)
@@ -103,5 +111,5 @@ def require_project(hub: Hub, label: str) -> str:
     return label
 
 
-__all__ = ['ProjectCreate', 'create_project', 'project', 'projects', 'slice_counts',
-           'project_slice', 'project_labels', 'require_project', 'base_jql']
+__all__ = ['ProjectCreate', 'create_project', 'submit_project', 'project', 'projects',
+           'slice_counts', 'project_slice', 'project_labels', 'require_project', 'base_jql']

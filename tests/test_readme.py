@@ -39,8 +39,7 @@ def test_readme_reading_example_pages_the_project_and_reads_a_card(tmp_path):
     projects.create_project(hub, 'AWPCA', 'АРМ КА')
     queue.create_batch(hub, title='x', author='t', commands=[
         {'type': 'refresh', 'params': {'keys': ['AURORA-1', 'AURORA-2']}}])
-    command = queue.claim_command(hub, agent='jira', agent_version='15', settings_version=None,
-                                  last_call_at=None)['command']
+    command = queue.claim_command(hub, agent='jira', agent_version='15')['command']
     issue = {'summary': 'Выгрузка', 'status': 'В работе', 'updated': '2026-10-22T09:00:00.000+0300'}
     mirror.ingest_state(hub, 'jira', command['id'], [
         {**issue, 'key': 'AURORA-1', 'labels': ['AWPCA'],

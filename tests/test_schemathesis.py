@@ -33,8 +33,7 @@ def fill(hub) -> None:
     projects.create_project(hub, 'ORION', 'Орион', KANBAN_BOARD)
     queue.create_batch(hub, title='Загрузка', author='test',
                        commands=[{'type': 'refresh', 'params': {'jql': projects.base_jql(hub)}}])
-    command = queue.claim_command(hub, agent='jira', agent_version='t', settings_version=None,
-                                  last_call_at=None)['command']
+    command = queue.claim_command(hub, agent='jira', agent_version='t')['command']
     jira = FakeJira(40, seed=9)
     issues = jira.issues(jira.all_keys())
     mirror.ingest_state(hub, 'jira', command['id'], issues)

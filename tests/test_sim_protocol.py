@@ -62,8 +62,7 @@ def test_simulated_agent_with_lost_reports_and_crashes(hub, clock):
     outcomes: Counter[str] = Counter()
 
     def claim():
-        return queue.claim_command(hub, agent='jira', agent_version='15', settings_version=None,
-                                   last_call_at=None)['command']
+        return queue.claim_command(hub, agent='jira', agent_version='15')['command']
 
     for _ in range(COMMANDS * 5):
         delivered = claim()

@@ -52,11 +52,7 @@ class ClaimResource(Resource):
                                          '(до 3 раз), автообновление, следующая команда.')}
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        body = object_body(req)
-        resp.media = claims.claim_command(
-            self.hub, agent=body.get('agent'), agent_version=body.get('agent_version'),
-            settings_version=body.get('settings_version'),
-            last_call_at=body.get('last_jira_call_at'))
+        resp.media = claims.submit_claim(self.hub, object_body(req))
 
 
 class ReportResource(Resource):
@@ -66,11 +62,8 @@ class ReportResource(Resource):
                                          'late = true; повтор отчёта ничего не меняет.')}
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, command_id: str) -> None:
-        body = object_body(req)
-        resp.media = claims.report_command(
-            self.hub, path_int(command_id, batches.COMMAND_NOT_FOUND), agent=body.get('agent'),
-            status=body.get('status'), result=body.get('result'), error=body.get('error'),
-            jira_calls=body.get('jira_calls'), rate_limited=body.get('rate_limited'))
+        resp.media = claims.submit_report(
+            self.hub, path_int(command_id, batches.COMMAND_NOT_FOUND), object_body(req))
 
 
 def routes(hub: Hub) -> list[tuple[str, object]]:

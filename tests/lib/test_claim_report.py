@@ -21,7 +21,7 @@ def hub(hub, queue_settings):
 
 
 def claim(hub, agent='jira', **kwargs):
-    kwargs = {'agent_version': '15', 'settings_version': 2, 'last_call_at': None, **kwargs}
+    kwargs = {'agent_version': '15', 'settings_version': 2, **kwargs}
     return queue.claim_command(hub, agent=agent, **kwargs)
 
 
@@ -65,7 +65,7 @@ def agent_row(hub, agent='jira'):
 # --- claim ---------------------------------------------------------------------------------------
 
 def test_claim_with_empty_queue_records_agent(hub):
-    answer = claim(hub, last_call_at='2026-11-30T12:59:00.000+0300')
+    answer = claim(hub, last_jira_call_at='2026-11-30T12:59:00.000+0300')
     assert answer == {'command': None, 'settings_version': 2}
     assert agent_row(hub) == {'last_seen_at': '2026-11-30T10:00:00+00:00', 'agent_version': '15',
                               'settings_version': 2, 'current_command_id': None,
@@ -98,7 +98,8 @@ def test_claim_of_wiki_gets_nothing_and_never_takes_jira_commands(hub):
 
 @pytest.mark.parametrize('kwargs, field', [
     ({'agent': 'confluence'}, 'agent'), ({'settings_version': 'x'}, 'settings_version'),
-    ({'last_call_at': 'вчера'}, 'last_jira_call_at'), ({'agent_version': ['15']}, 'agent_version')])
+    ({'last_jira_call_at': 'вчера'}, 'last_jira_call_at'),
+    ({'agent_version': ['15']}, 'agent_version')])
 def test_claim_validation(hub, kwargs, field):
     with pytest.raises(ValidationError) as error:
         claim(hub, **kwargs)
@@ -200,7 +201,7 @@ def test_agents_redelivered_list(hub, clock):
 
 def test_scenario_agents_status_separately(hub, clock):
     """«Статусы агентов раздельно»: jira a minute ago → online; wiki never → offline, null."""
-    claim(hub, last_call_at='2026-11-30T09:59:30+00:00')
+    claim(hub, last_jira_call_at='2026-11-30T09:59:30+00:00')
     clock.advance(minutes=1)
     items = {item['agent']: item for item in queue.agents(hub)['items']}
     assert list(items) == ['jira', 'wiki']

@@ -207,7 +207,7 @@ def test_scenario_refresh_queued_during_migration(data_dir, clock):
                                                (1, 'AURORA-2', 'AURORA-1')):
             clock.advance(minutes=10)
             delivered = queue.claim_command(hub, agent='jira', agent_version='15',
-                                            settings_version=None, last_call_at=None)['command']
+                                            settings_version=None)['command']
             assert (delivered['id'], delivered['type'], delivered['params'], delivered['deliveries']) \
                 == (command_id, 'refresh', {'jql': NEW_JQL}, 1)
             started = hub.now()

@@ -183,11 +183,11 @@ def test_scenario_cancelled_batch_with_done_command(configured, clock):
     created = queue.create_batch(configured, title='t', author=None,
                                  commands=[comment(), comment(), comment()])
     first = queue.claim_command(configured, agent='jira', agent_version='15', settings_version=None,
-                                last_call_at=None)['command']
+                                last_jira_call_at=None)['command']
     queue.report_command(configured, first['id'], agent='jira', status='done', result=None,
                          error=None, jira_calls=1, rate_limited=0)
     second = queue.claim_command(configured, agent='jira', agent_version='15',
-                                 settings_version=None, last_call_at=None)['command']
+                                 settings_version=None)['command']
     clock.advance(minutes=1)
     cancelled = queue.cancel_batch(configured, created['id'])
     assert cancelled['cancelled_at'] == '2026-11-30T10:01:00+00:00'
@@ -248,11 +248,11 @@ def test_text_that_reads_like_a_temp_key_is_delivered_as_text(configured, comman
     made = queue.create_batch(configured, title='t', author=None,
                               commands=[ensure(temp_key='new:1'), command])
     claimed = queue.claim_command(configured, agent='jira', agent_version='15',
-                                  settings_version=None, last_call_at=None)['command']
+                                  settings_version=None)['command']
     queue.report_command(configured, claimed['id'], agent='jira', status='done',
                          result={'key': 'AURORA-77'}, error=None, jira_calls=1, rate_limited=0)
     delivered = queue.claim_command(configured, agent='jira', agent_version='15',
-                                    settings_version=None, last_call_at=None)['command']
+                                    settings_version=None)['command']
     assert delivered['id'] == made['commands'][1]['id']
     assert delivered['params'] == command['params']
 

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.anyio
 
 def claim(hub) -> dict:
     return queue.claim_command(hub, agent='jira', agent_version='15', settings_version=1,
-                               last_call_at=None)
+                               last_jira_call_at=None)
 
 
 async def new_session_call(data_dir, clock, tool: str, arguments: dict | None = None):
