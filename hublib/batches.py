@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 import marshmallow
 from peewee import JOIN, Case, fn
@@ -27,7 +27,7 @@ from peewee import JOIN, Case, fn
 from . import fields, jsontext, modules, validators
 from .db import Hub
 from .errors import NotFoundError, ValidationError
-from .models import Batch, BatchFollowup, Command, LateDone, SqlNames
+from .models import Batch, BatchFollowup, Command, LateDone, SqlNames, sql_list
 from .paging import decode_cursor, page
 from .projects import require_project
 from .settings import pacing, stored_settings
@@ -232,9 +232,8 @@ def _preview(hub: Hub, values: dict) -> dict:
 
 # A batch's commands in one executemany: 10,000 commands are queued in 0.2 s, where peewee's
 # insert_many spent 1.5 s building its statements (measured on the 2-core VM).
-_C = SqlNames(Command)
-_INSERT_COMMAND = (f'INSERT INTO {_C} ({_C.id}, {_C.batch_id}, {_C.seq}, {_C.type}, {_C.params}, '
-                   f'{_C.depends_on}) VALUES (?, ?, ?, ?, ?, ?)')
+_COMMAND = SqlNames(Command)
+_INSERT_COMMAND = _COMMAND.insert('id', 'batch_id', 'seq', 'type', 'params', 'depends_on')
 
 
 def insert_batch(hub: Hub, *, title: str, author: str | None, project: str | None,
@@ -276,22 +275,16 @@ def cancel_batch(hub: Hub, batch_id: int) -> dict:
 
 # --- read your writes (contract §9.4a) ------------------------------------------------------------
 
-_F = SqlNames(BatchFollowup)
-
-
-def sql_list(values: Iterable[str]) -> str:
-    """Constant names (statuses, command types) as an SQL list: ``'queued', 'claimed'``."""
-    return ', '.join(f"'{value}'" for value in values)
-
-
-
+_FOLLOWUP = SqlNames(BatchFollowup)
 # Run at every terminal step of a write command (the hot report path), so two index lookups
 # (6 µs): the unfinished write is searched from the batch's end, where it is while the batch runs
 # (an EXISTS would scan from the start: 80 µs in a batch of 1,000 at its 900th command).
 _WRITES_PENDING = (
-    f'SELECT (SELECT 1 FROM {_F} WHERE {_F.batch_id} = :batch) '
-    f'OR (SELECT 1 FROM {_C} WHERE {_C.batch_id} = :batch AND {_C.status} IN ({sql_list(ACTIVE)}) '
-    f'AND {_C.type} IN ({sql_list(modules.WRITE_TYPES)}) ORDER BY {_C.seq} DESC LIMIT 1)')
+    f'SELECT (SELECT 1 FROM {_FOLLOWUP} WHERE {_FOLLOWUP.batch_id} = :batch) '
+    f'OR (SELECT 1 FROM {_COMMAND} WHERE {_COMMAND.batch_id} = :batch '
+    f'AND {_COMMAND.status} IN ({sql_list(ACTIVE)}) '
+    f'AND {_COMMAND.type} IN ({sql_list(modules.WRITE_TYPES)}) '
+    f'ORDER BY {_COMMAND.seq} DESC LIMIT 1)')
 
 
 def follow_writes(hub: Hub, batch_id: int) -> int | None:

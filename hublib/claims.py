@@ -20,11 +20,10 @@ from sqlite3 import Cursor
 from typing import Any, Mapping, Sequence
 
 from . import fields, files, jsontext, modules, validators
-from .batches import (COMMAND_NOT_FOUND, HUB_AUTHOR, command_dict, follow_writes, insert_batch,
-                      sql_list)
+from .batches import COMMAND_NOT_FOUND, HUB_AUTHOR, command_dict, follow_writes, insert_batch
 from .db import Hub
 from .errors import ConflictError, NotFoundError, ValidationError
-from .models import AgentStatus, Command, LateDone, Setting, SqlNames
+from .models import AgentStatus, Command, LateDone, Setting, SqlNames, sql_list
 from .notes import merge_note
 from .settings import base_jql, pacing_of
 from .statuses import ACTIVE, DONE_STATUSES, NOT_DONE, REPORT_STATUSES, TERMINAL
@@ -90,44 +89,51 @@ _RESULTS = modules.result_schemas()
 
 # --- statements ------------------------------------------------------------------------------------
 
-_C, _A, _S = SqlNames(Command), SqlNames(AgentStatus), SqlNames(Setting)
-_L = SqlNames(LateDone)
-COMMAND_COLUMNS = _C.columns()
-_SELECT = f'SELECT {", ".join(COMMAND_COLUMNS)} FROM {_C}'
-_BY_ID = f'{_SELECT} WHERE {_C.id} = ?'
+_COMMAND, _AGENT, _SETTING = SqlNames(Command), SqlNames(AgentStatus), SqlNames(Setting)
+COMMAND_COLUMNS = _COMMAND.columns()
+_SELECT = f'SELECT {", ".join(COMMAND_COLUMNS)} FROM {_COMMAND}'
+_BY_ID = f'{_SELECT} WHERE {_COMMAND.id} = ?'
 # The settings a claim needs, in one read.
 CLAIM_SETTINGS = ('pacing', 'auto_refresh_minutes', 'settings_version')
-_SETTINGS = f'SELECT {_S.key}, {_S.value} FROM {_S} WHERE {_S.key} IN ({sql_list(CLAIM_SETTINGS)})'
-_REDELIVER = (f'UPDATE {_C} SET {_C.deliveries} = {_C.deliveries} + 1, {_C.claimed_at} = ?, '
-              f"{_C.pause_seconds} = ? WHERE {_C.id} = ? AND {_C.status} = 'claimed' "
-              f'AND {_C.deliveries} = ?')
-_DELIVER = (f"UPDATE {_C} SET {_C.status} = 'claimed', {_C.deliveries} = {_C.deliveries} + 1, "
-            f"{_C.claimed_at} = ?, {_C.pause_seconds} = ? WHERE {_C.id} = ? AND {_C.status} = 'queued'")
+_SETTINGS = (f'SELECT {_SETTING.key}, {_SETTING.value} FROM {_SETTING} '
+             f'WHERE {_SETTING.key} IN ({sql_list(CLAIM_SETTINGS)})')
+_REDELIVER = (
+    f'UPDATE {_COMMAND} SET {_COMMAND.deliveries} = {_COMMAND.deliveries} + 1, '
+    f'{_COMMAND.claimed_at} = ?, {_COMMAND.pause_seconds} = ? '
+    f"WHERE {_COMMAND.id} = ? AND {_COMMAND.status} = 'claimed' AND {_COMMAND.deliveries} = ?")
+_DELIVER = (
+    f"UPDATE {_COMMAND} SET {_COMMAND.status} = 'claimed', "
+    f'{_COMMAND.deliveries} = {_COMMAND.deliveries} + 1, {_COMMAND.claimed_at} = ?, '
+    f"{_COMMAND.pause_seconds} = ? WHERE {_COMMAND.id} = ? AND {_COMMAND.status} = 'queued'")
 # A hub-made ending: (new status, error, finished_at, id, status it must still have).
-_END = (f'UPDATE {_C} SET {_C.status} = ?, {_C.error} = ?, {_C.finished_at} = ? '
-        f'WHERE {_C.id} = ? AND {_C.status} = ?')
-_DEPENDENTS = (f'SELECT {_C.id}, {_C.depends_on}, {_C.type} FROM {_C} '
-               f"WHERE {_C.status} = 'queued' AND {_C.depends_on} IN (SELECT value FROM json_each(?))")
-_CREATED_KEY = (f"SELECT json_extract({_C.result}, '$.key') FROM {_C} "
-                f"WHERE {_C.batch_id} = ? AND {_C.seq} < ? AND {_C.type} = 'ensure_issue' "
-                f"AND json_extract({_C.params}, '$.temp_key') = ? "
-                f"AND json_extract({_C.result}, '$.key') IS NOT NULL ORDER BY {_C.seq} DESC LIMIT 1")
-_REFRESH_ACTIVE = (f"SELECT 1 FROM {_C} WHERE {_C.type} = 'refresh' "
-                   f'AND {_C.status} IN ({sql_list(ACTIVE)}) LIMIT 1')
+_END = (f'UPDATE {_COMMAND} SET {_COMMAND.status} = ?, {_COMMAND.error} = ?, '
+        f'{_COMMAND.finished_at} = ? WHERE {_COMMAND.id} = ? AND {_COMMAND.status} = ?')
+_DEPENDENTS = (f'SELECT {_COMMAND.id}, {_COMMAND.depends_on}, {_COMMAND.type} FROM {_COMMAND} '
+               f"WHERE {_COMMAND.status} = 'queued' "
+               f'AND {_COMMAND.depends_on} IN (SELECT value FROM json_each(?))')
+_CREATED_KEY = (
+    f"SELECT json_extract({_COMMAND.result}, '$.key') FROM {_COMMAND} "
+    f'WHERE {_COMMAND.batch_id} = ? AND {_COMMAND.seq} < ? '
+    f"AND {_COMMAND.type} = 'ensure_issue' AND json_extract({_COMMAND.params}, '$.temp_key') = ? "
+    f"AND json_extract({_COMMAND.result}, '$.key') IS NOT NULL "
+    f'ORDER BY {_COMMAND.seq} DESC LIMIT 1')
+_REFRESH_ACTIVE = (f"SELECT 1 FROM {_COMMAND} WHERE {_COMMAND.type} = 'refresh' "
+                   f'AND {_COMMAND.status} IN ({sql_list(ACTIVE)}) LIMIT 1')
 _UPSERT_AGENT = (
-    f'INSERT INTO {_A} ({_A.agent}, {_A.last_seen_at}, {_A.agent_version}, {_A.settings_version}, '
-    f'{_A.current_command_id}, {_A.last_call_at}) VALUES (?, ?, ?, ?, ?, ?) '
-    f'ON CONFLICT ({_A.agent}) DO UPDATE SET {_A.last_seen_at} = excluded.{_A.last_seen_at}, '
-    + ', '.join(f'{name} = coalesce(excluded.{name}, {_A}.{name})'
-                for name in (_A.agent_version, _A.settings_version, _A.last_call_at))
-    + f', {_A.current_command_id} = excluded.{_A.current_command_id}')
-_REPORT = (f'UPDATE {_C} SET {_C.status} = ?, {_C.finished_at} = ?, {_C.result} = ?, '
-           f'{_C.error} = ?, {_C.jira_calls} = ?, {_C.rate_limited} = ? '
-           f"WHERE {_C.id} = ? AND {_C.status} = 'claimed'")
-_LATE_RESULT = f'UPDATE {_C} SET {_C.result} = ? WHERE {_C.id} = ?'
-_LATE_DONE = f'INSERT OR IGNORE INTO {_L} ({_L.command_id}) VALUES (?)'
-_CLEAR_CURRENT = (f'UPDATE {_A} SET {_A.current_command_id} = NULL '
-                  f'WHERE {_A.agent} = ? AND {_A.current_command_id} = ?')
+    _AGENT.insert('agent', 'last_seen_at', 'agent_version', 'settings_version',
+                  'current_command_id', 'last_call_at')
+    + f' ON CONFLICT ({_AGENT.agent}) DO UPDATE SET '
+    f'{_AGENT.last_seen_at} = excluded.{_AGENT.last_seen_at}, '
+    + ', '.join(f'{name} = coalesce(excluded.{name}, {_AGENT}.{name})'
+                for name in (_AGENT.agent_version, _AGENT.settings_version, _AGENT.last_call_at))
+    + f', {_AGENT.current_command_id} = excluded.{_AGENT.current_command_id}')
+_REPORT = (f'UPDATE {_COMMAND} SET {_COMMAND.status} = ?, {_COMMAND.finished_at} = ?, '
+           f'{_COMMAND.result} = ?, {_COMMAND.error} = ?, {_COMMAND.jira_calls} = ?, '
+           f"{_COMMAND.rate_limited} = ? WHERE {_COMMAND.id} = ? AND {_COMMAND.status} = 'claimed'")
+_LATE_RESULT = f'UPDATE {_COMMAND} SET {_COMMAND.result} = ? WHERE {_COMMAND.id} = ?'
+_LATE_DONE = SqlNames(LateDone).insert('command_id', conflict='IGNORE')
+_CLEAR_CURRENT = (f'UPDATE {_AGENT} SET {_AGENT.current_command_id} = NULL '
+                  f'WHERE {_AGENT.agent} = ? AND {_AGENT.current_command_id} = ?')
 # The module's previous report: the 50 newest of each reportable status (status-index lookups
 # instead of sorting the whole history on every claim).
 _RECENTLY_REPORTED = 50
@@ -137,23 +143,28 @@ _RECENTLY_REPORTED = 50
 def _module_statements(types: tuple[str, ...]) -> dict[str, str]:
     """The statements that name a module's command types (built once per module)."""
     names = sql_list(types)
+    command = _COMMAND
     return {
-        'claimed': f"{_SELECT} WHERE {_C.status} = 'claimed' AND {_C.type} IN ({names}) "
-                   f'ORDER BY {_C.batch_id}, {_C.seq}',
-        'next': (f'SELECT {", ".join("c." + name for name in COMMAND_COLUMNS)}, d.{_C.status} '
-                 f'FROM {_C} c LEFT JOIN {_C} d ON d.{_C.id} = c.{_C.depends_on} '
-                 f"WHERE c.{_C.status} = 'queued' AND c.{_C.type} IN ({names}) "
-                 f'AND (c.{_C.depends_on} IS NULL OR d.{_C.status} IN ({sql_list(TERMINAL)})) '
-                 f'ORDER BY c.{_C.id} LIMIT 1'),
+        'claimed': (f"{_SELECT} WHERE {command.status} = 'claimed' AND {command.type} IN ({names}) "
+                    f'ORDER BY {command.batch_id}, {command.seq}'),
+        'next': (
+            f'SELECT {", ".join("c." + name for name in COMMAND_COLUMNS)}, d.{command.status} '
+            f'FROM {command} c LEFT JOIN {command} d ON d.{command.id} = c.{command.depends_on} '
+            f"WHERE c.{command.status} = 'queued' AND c.{command.type} IN ({names}) "
+            f'AND (c.{command.depends_on} IS NULL OR d.{command.status} IN ({sql_list(TERMINAL)})) '
+            f'ORDER BY c.{command.id} LIMIT 1'),
         'previous_report': (
             'WITH recent(id) AS ('
             + ' UNION ALL '.join(
-                f'SELECT * FROM (SELECT {_C.id} FROM {_C} WHERE {_C.status} = \'{status}\' '
-                f'ORDER BY {_C.id} DESC LIMIT {_RECENTLY_REPORTED})' for status in REPORT_STATUSES)
-            + f') SELECT c.{_C.rate_limited} FROM recent JOIN {_C} c ON c.{_C.id} = recent.id '
-            f'WHERE c.{_C.type} IN ({names}) AND c.{_C.deliveries} > 0 '
-            f'AND c.{_C.finished_at} IS NOT NULL AND coalesce(c.{_C.error}, \'\') != ? '
-            f'ORDER BY c.{_C.finished_at} DESC, c.{_C.id} DESC LIMIT 1'),
+                f'SELECT * FROM (SELECT {command.id} FROM {command} '
+                f"WHERE {command.status} = '{status}' "
+                f'ORDER BY {command.id} DESC LIMIT {_RECENTLY_REPORTED})'
+                for status in REPORT_STATUSES)
+            + f') SELECT c.{command.rate_limited} FROM recent '
+            f'JOIN {command} c ON c.{command.id} = recent.id '
+            f'WHERE c.{command.type} IN ({names}) AND c.{command.deliveries} > 0 '
+            f"AND c.{command.finished_at} IS NOT NULL AND coalesce(c.{command.error}, '') != ? "
+            f'ORDER BY c.{command.finished_at} DESC, c.{command.id} DESC LIMIT 1'),
     }
 
 

@@ -13,6 +13,7 @@ from . import fields, modules, settings
 from .db import Hub
 from .fieldmap import logical_field
 from .mirror import utc
+from .models import IssueChange, SqlNames
 from .validation import (INT64_MAX, ISSUE_KEY, Int, JiraId, LenientSchema, check_page, is_int64,
                          issue_key_field, require_int, require_list)
 
@@ -72,11 +73,9 @@ def item_ok(item: object) -> bool:
     return _values(item) is not None
 
 
-INSERT_CHANGE = """
-INSERT OR IGNORE INTO issue_change (history_id, seq, key, at, created, author, field, field_id,
-  field_name, from_value, from_string, to_value, to_string, fetched_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-"""
+INSERT_CHANGE = SqlNames(IssueChange).insert(
+    'history_id', 'seq', 'key', 'at', 'created', 'author', 'field', 'field_id', 'field_name',
+    'from_value', 'from_string', 'to_value', 'to_string', 'fetched_at', conflict='IGNORE')
 
 
 def ingest_history(hub: Hub, agent: str, command_id: int | None, items: list[dict]) -> dict:

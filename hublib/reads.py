@@ -19,10 +19,11 @@ from typing import Any
 from peewee import JOIN, SQL, Tuple, fn
 
 from . import fields, files, search, validators
-from .db import Hub, Prepared
+from .db import Hub
 from .errors import NotFoundError
 from .models import (Issue, IssueAttachment, IssueChange, IssueComment, IssueLink, IssueMember,
-                     IssueSprint, JiraBoard, JiraProject, JiraSprint, SyncRun)
+                     IssueNote, IssueSearch, IssueSprint, JiraBoard, JiraProject, JiraSprint,
+                     SqlNames, SyncRun)
 from .paging import decode_cursor, page
 from .projects import require_project
 from .slices import NATURAL_KEY_SQL, natural_key
@@ -30,8 +31,7 @@ from .timeutil import format_utc, to_utc
 from .validation import LenientInt, Schema, UtcTime, load
 
 ISSUE_COLUMNS = tuple(name for name in Issue._meta.sorted_field_names)
-NOTE_COLUMNS = ('work_kind', 'done_text', 'rest_text', 'owner_note', 'updated_at', 'updated_by')
-CHANGE_COLUMNS = tuple(IssueChange._meta.sorted_field_names)
+NOTE_COLUMNS = tuple(name for name in IssueNote._meta.sorted_field_names if name != 'key')
 
 
 def _limit(default: int, maximum: int) -> LenientInt:
@@ -89,10 +89,13 @@ def _args(schema: type[Schema], **values: Any) -> dict:
 
 # --- issues ----------------------------------------------------------------------------------------
 
-_NATURAL = NATURAL_KEY_SQL.format(key='i.key')
-_ISSUE_SELECT = (', '.join(f'i.{name}' for name in ISSUE_COLUMNS if name != 'neighbor')
+_ISSUE, _NOTE, _MEMBER, _DOC = map(SqlNames, (Issue, IssueNote, IssueMember, IssueSearch))
+_NATURAL = NATURAL_KEY_SQL.format(key=f'i.{_ISSUE.key}')
+_ISSUE_SELECT = (', '.join(f'i.{getattr(_ISSUE, name)}' for name in ISSUE_COLUMNS
+                           if name != 'neighbor')
                  + ', {neighbor} AS neighbor, '
-                 + ', '.join(f'n.{name}' for name in NOTE_COLUMNS) + ', n.key AS note_key')
+                 + ', '.join(f'n.{getattr(_NOTE, name)}' for name in NOTE_COLUMNS)
+                 + f', n.{_NOTE.key} AS note_key')
 
 
 def _register_functions(hub: Hub) -> None:
@@ -106,18 +109,23 @@ def _register_functions(hub: Hub) -> None:
         deterministic=True)
 
 
+def _dict_rows(hub: Hub, statement: str, values: dict | tuple) -> list[dict]:
+    """The rows of a statement built by hand, as dicts by column name."""
+    cursor = hub.db.execute_sql(statement, values)
+    names = [column[0] for column in cursor.description]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
 def _select_issues(hub: Hub, tables: str, neighbor: str, where: list[str], params: dict,
                    *, extra: str = '', order: str = '', with_: str = '') -> list[dict]:
     """Issue rows with their notes (``_ISSUE_SELECT``) as dicts; the one raw read of the issue
     table, because a slice or natural-order page must walk an index the ORM cannot name."""
     sql = ((f'WITH {with_} ' if with_ else '')
            + f'SELECT {_ISSUE_SELECT.format(neighbor=neighbor)}{", " + extra if extra else ""} '
-           f'FROM {tables} LEFT JOIN issue_note n ON n.key = i.key'
+           f'FROM {tables} LEFT JOIN {_NOTE} n ON n.{_NOTE.key} = i.{_ISSUE.key}'
            + (' WHERE ' + ' AND '.join(where) if where else '')
            + (f' ORDER BY {order} LIMIT :limit' if order else ''))
-    cursor = hub.db.execute_sql(sql, params)
-    names = [column[0] for column in cursor.description]
-    return [dict(zip(names, row)) for row in cursor.fetchall()]
+    return _dict_rows(hub, sql, params)
 
 
 def issue_out(row: dict) -> dict:
@@ -162,15 +170,16 @@ def issues(hub: Hub, *, project: str | None = None, status: str | None = None,
                 return {'items': [], 'next_cursor': None}
         for name in ('status', 'assignee'):
             if name in args:
-                where.append(f'i.{name} = :{name}')
+                where.append(f'i.{getattr(_ISSUE, name)} = :{name}')
                 params[name] = args[name]
         if 'q' in args or 'updated_since' in args:
             _register_functions(hub)
         if 'q' in args:
-            where.append('(hub_contains(i.key, :q) OR hub_contains(i.summary, :q))')
+            where.append(f'(hub_contains(i.{_ISSUE.key}, :q) '
+                         f'OR hub_contains(i.{_ISSUE.summary}, :q))')
             params['q'] = args['q'].casefold()
         if 'updated_since' in args:
-            where.append('hub_to_utc(i.jira_updated) >= :since')
+            where.append(f'hub_to_utc(i.{_ISSUE.jira_updated}) >= :since')
             params['since'] = format_utc(args['updated_since'])
         if by_relevance:
             rows = _by_relevance(hub, args, where, params, after)
@@ -186,11 +195,11 @@ def _in_key_order(hub: Hub, args: dict, where: list[str], params: dict,
     # The first table drives the walk (CROSS JOIN keeps SQLite from reordering): the slice's
     # (label, sort_key) index, or the natural-key index of the issue table.
     if 'project' in args:
-        tables = 'issue_member m CROSS JOIN issue i ON i.key = m.key'
-        neighbor, order = 'm.neighbor', 'm.sort_key'
-        where.append('m.label = :label')
+        tables = f'{_MEMBER} m CROSS JOIN {_ISSUE} i ON i.{_ISSUE.key} = m.{_MEMBER.key}'
+        neighbor, order = f'm.{_MEMBER.neighbor}', f'm.{_MEMBER.sort_key}'
+        where.append(f'm.{_MEMBER.label} = :label')
     else:
-        tables, neighbor, order = 'issue i', 'i.neighbor', _NATURAL
+        tables, neighbor, order = f'{_ISSUE} i', f'i.{_ISSUE.neighbor}', _NATURAL
     if 'neighbor' in args:
         where.append(f'{neighbor} = :neighbor')
         params['neighbor'] = int(args['neighbor'])
@@ -212,60 +221,65 @@ def _by_relevance(hub: Hub, args: dict, where: list[str], params: dict,
     200,000 issues, a word in half of them, first 100: 310 -> 180 ms (1,000,000: 1.4 s -> 0.45 s,
     measured by the scale bench's author); a rare word: the same 2.8 ms. A filter on the issue
     (status, neighbor) reads each match's issue row and costs what it did."""
-    tables = 'issue_fts f CROSS JOIN issue_search d ON d.docid = f.rowid'
+    tables = f'{search.FTS_TABLE} f CROSS JOIN {_DOC} d ON d.{_DOC.docid} = f.rowid'
     if where or ('neighbor' in args and 'project' not in args):
-        tables += ' JOIN issue i ON i.key = d.key'
-    neighbor, order = 'i.neighbor', NATURAL_KEY_SQL.format(key='d.key')
+        tables += f' JOIN {_ISSUE} i ON i.{_ISSUE.key} = d.{_DOC.key}'
+    neighbor, order = f'i.{_ISSUE.neighbor}', NATURAL_KEY_SQL.format(key=f'd.{_DOC.key}')
     if 'project' in args:
-        tables += ' JOIN issue_member m ON m.key = d.key'
-        where.append('m.label = :label')
-        neighbor, order = 'm.neighbor', 'm.sort_key'
+        tables += f' JOIN {_MEMBER} m ON m.{_MEMBER.key} = d.{_DOC.key}'
+        where.append(f'm.{_MEMBER.label} = :label')
+        neighbor, order = f'm.{_MEMBER.neighbor}', f'm.{_MEMBER.sort_key}'
     if 'neighbor' in args:
         where.append(f'{neighbor} = :neighbor')
         params['neighbor'] = int(args['neighbor'])
-    where.append('issue_fts MATCH :match')
+    where.append(f'{search.FTS_TABLE} MATCH :match')
     if after is not None:
         where.append('(relevance > :after_rank OR (relevance = :after_rank AND sort_key > :after))')
         params.update(after_rank=after[0], after=after[1])
-    best = (f'SELECT f.rowid AS docid, d.key AS key, {search.RANK_SQL} AS relevance, '
-            f'{order} AS sort_key{", m.neighbor AS neighbor" if "project" in args else ""} '
+    member_neighbor = f', m.{_MEMBER.neighbor} AS neighbor' if 'project' in args else ''
+    best = (f'SELECT f.rowid AS docid, d.{_DOC.key} AS key, {search.RANK_SQL} AS relevance, '
+            f'{order} AS sort_key{member_neighbor} '
             f'FROM {tables} WHERE {" AND ".join(where)} ORDER BY relevance, sort_key LIMIT :limit')
-    page_tables = ('best CROSS JOIN issue_fts f ON f.rowid = best.docid '
-                   'CROSS JOIN issue i ON i.key = best.key')
+    page_tables = (f'best CROSS JOIN {search.FTS_TABLE} f ON f.rowid = best.docid '
+                   f'CROSS JOIN {_ISSUE} i ON i.{_ISSUE.key} = best.key')
     return _select_issues(
-        hub, page_tables, 'best.neighbor' if 'project' in args else 'i.neighbor',
-        ['issue_fts MATCH :match'], params, with_=f'best AS MATERIALIZED ({best})',
+        hub, page_tables, 'best.neighbor' if 'project' in args else f'i.{_ISSUE.neighbor}',
+        [f'{search.FTS_TABLE} MATCH :match'], params, with_=f'best AS MATERIALIZED ({best})',
         extra=f'best.relevance AS relevance, best.sort_key AS sort_key, '
               f'{search.SNIPPET_SQL} AS snippet',
         order='best.relevance, best.sort_key')
 
 
-# The card's queries, built once (the card is the most frequent read: 1.3 -> 0.6 ms at 200,000)
-_CARD_LINKS = Prepared(lambda p: IssueLink.select(
-    IssueLink.source_key, IssueLink.target_key, IssueLink.link_type)
-    .where((IssueLink.source_key == p('key')) | (IssueLink.target_key == p('key'))))
-_CARD_COMMENTS = Prepared(lambda p: IssueComment.select(
-    IssueComment.comment_id, IssueComment.author, IssueComment.created, IssueComment.updated,
-    IssueComment.body, IssueComment.created_at)
-    .where(IssueComment.key == p('key'))
-    .order_by(IssueComment.created_at, IssueComment.created, IssueComment.comment_id))
-_CARD_ATTACHMENTS = Prepared(lambda p: IssueAttachment.select()
-                             .where(IssueAttachment.key == p('key'))
-                             .order_by(IssueAttachment.created_at, IssueAttachment.attachment_id))
-_CARD_SPRINTS = Prepared(lambda p: IssueSprint.select(
-    IssueSprint.sprint_id, JiraSprint.name, JiraSprint.state)
-    .join(JiraSprint, JOIN.LEFT_OUTER, on=(JiraSprint.sprint_id == IssueSprint.sprint_id))
-    .where(IssueSprint.key == p('key')).order_by(IssueSprint.sprint_id))
+# The card's queries, built once (the card is the most frequent read: 1.3 -> 0.6 ms at 200,000
+# against peewee building them per call).
+_LINK, _COMMENT, _ATTACHMENT, _ISSUE_SPRINT, _SPRINT = map(SqlNames, (
+    IssueLink, IssueComment, IssueAttachment, IssueSprint, JiraSprint))
+_CARD_LINKS = (f'SELECT {_LINK.source_key}, {_LINK.target_key}, {_LINK.link_type} FROM {_LINK} '
+               f'WHERE {_LINK.source_key} = ? OR {_LINK.target_key} = ?')
+_CARD_COMMENTS = (
+    f'SELECT {_COMMENT.comment_id}, {_COMMENT.author}, {_COMMENT.created}, {_COMMENT.updated}, '
+    f'{_COMMENT.body}, {_COMMENT.created_at} FROM {_COMMENT} WHERE {_COMMENT.key} = ? '
+    f'ORDER BY {_COMMENT.created_at}, {_COMMENT.created}, {_COMMENT.comment_id}')
+_CARD_ATTACHMENTS = (
+    f'SELECT {", ".join(_ATTACHMENT.columns())} FROM {_ATTACHMENT} '
+    f'WHERE {_ATTACHMENT.key} = ? '
+    f'ORDER BY {_ATTACHMENT.created_at}, {_ATTACHMENT.attachment_id}')
+_CARD_SPRINTS = (
+    f'SELECT s.{_ISSUE_SPRINT.sprint_id}, j.{_SPRINT.name}, j.{_SPRINT.state} '
+    f'FROM {_ISSUE_SPRINT} s LEFT OUTER JOIN {_SPRINT} j '
+    f'ON j.{_SPRINT.sprint_id} = s.{_ISSUE_SPRINT.sprint_id} '
+    f'WHERE s.{_ISSUE_SPRINT.key} = ? ORDER BY s.{_ISSUE_SPRINT.sprint_id}')
 
 
 def issue_card(hub: Hub, key: str) -> dict:
     """One issue with links both ways, comments, attachments (with state), sprints and note."""
     with hub.read():
-        found = _select_issues(hub, 'issue i', 'i.neighbor', ['i.key = :key'], {'key': key})
+        found = _select_issues(hub, f'{_ISSUE} i', f'i.{_ISSUE.neighbor}',
+                               [f'i.{_ISSUE.key} = :key'], {'key': key})
         if not found:
             raise NotFoundError(f'задачи {key} нет в зеркале')
         card = issue_out(found[0])
-        links = _CARD_LINKS.tuples(hub, key=key)
+        links = hub.db.execute_sql(_CARD_LINKS, (key, key)).fetchall()
         card['links'] = {
             'outward': [{'type': kind, 'key': target} for source, target, kind in
                         sorted(links, key=lambda link: (link[2], natural_key_or(link[1])))
@@ -273,15 +287,15 @@ def issue_card(hub: Hub, key: str) -> dict:
             'inward': [{'type': kind, 'key': source} for source, target, kind in
                        sorted(links, key=lambda link: (link[2], natural_key_or(link[0])))
                        if target == key and source != key]}
-        card['comments'] = _CARD_COMMENTS.dicts(hub, key=key)
-        attachments = _CARD_ATTACHMENTS.dicts(hub, key=key)
+        card['comments'] = _dict_rows(hub, _CARD_COMMENTS, (key,))
+        attachments = _dict_rows(hub, _CARD_ATTACHMENTS, (key,))
         if attachments:
             states = files.attachment_states(hub, [a['attachment_id'] for a in attachments])
             for attachment in attachments:
                 state = states[attachment['attachment_id']]
                 attachment['state'], attachment['error'] = state['state'], state['error']
         card['attachments'] = attachments
-        card['sprints'] = _CARD_SPRINTS.dicts(hub, key=key)
+        card['sprints'] = _dict_rows(hub, _CARD_SPRINTS, (key,))
     return card
 
 

@@ -181,7 +181,7 @@ def test_cycle_check_finds_a_cycle():
 # Raw SQL is allowed where a benchmark shows the need: the ingest hot path (these functions, which
 # a page of 100 issues or 1,000 history rows runs through), and the frozen migration DDL.
 INGEST_HOT_PATH = {
-    'hublib/mirror.py': ('ingest_state', 'ingest_boards'),
+    'hublib/mirror.py': ('ingest_state',),
     'hublib/history.py': ('ingest_history',),
     'hublib/slices.py': ('related_keys', 'refresh_members'),
     'hublib/search.py': ('texts', 'reindex'),
