@@ -35,7 +35,7 @@ BOARD_TYPES = ('scrum', 'kanban')
 
 # --- the published schemas -------------------------------------------------------------------------
 
-def _texts(*names: str) -> dict[str, fields.Field]:
+def _string_fields(*names: str) -> dict[str, fields.Field]:
     return {name: fields.String(allow_none=True) for name in names}
 
 
@@ -52,15 +52,15 @@ class LinkIn(LenientSchema):
     key = Text(required=True, min_length=1)
 
 
-CommentIn = LenientSchema.from_dict({'id': JiraId(required=True), **_texts(*COMMENT_TEXT_FIELDS)},
-                               name='CommentIn')
+CommentIn = LenientSchema.from_dict(
+    {'id': JiraId(required=True), **_string_fields(*COMMENT_TEXT_FIELDS)}, name='CommentIn')
 AttachmentIn = LenientSchema.from_dict(
     {'id': JiraId(required=True), 'size': Int(minimum=0, allow_none=True),
-     **_texts(*ATTACHMENT_TEXT_FIELDS)}, name='AttachmentIn')
+     **_string_fields(*ATTACHMENT_TEXT_FIELDS)}, name='AttachmentIn')
 
 IssueIn = LenientSchema.from_dict({
     'key': issue_key_field(required=True),
-    **_texts(*ISSUE_TEXT_FIELDS),
+    **_string_fields(*ISSUE_TEXT_FIELDS),
     'labels': fields.List(fields.String(), allow_none=True),
     'story_points': Number(allow_none=True),
     'neighbor': Bool(allow_none=True),
@@ -288,7 +288,7 @@ class ColumnIn(LenientSchema):
 
 
 SPRINT_TEXT_FIELDS = ('name', 'state', 'start_date', 'end_date', 'complete_date', 'goal')
-SprintIn = LenientSchema.from_dict({'id': Int(required=True), **_texts(*SPRINT_TEXT_FIELDS)},
+SprintIn = LenientSchema.from_dict({'id': Int(required=True), **_string_fields(*SPRINT_TEXT_FIELDS)},
                                    name='SprintIn')
 # Rows per statement of the boards' upserts: at most 800 values, below the 999 of old SQLite builds.
 _CHUNK = 100

@@ -12,7 +12,7 @@ from peewee import JOIN, fn
 from . import fields, slices, validators
 from .db import Hub
 from .errors import ConflictError, NotFoundError
-from .models import IssueMember, JiraProject, Project, SliceCount
+from .models import JiraProject, Project, SliceCount
 from .settings import PROJECT_ORDER, base_jql, project_labels
 from .validation import INT64_MAX, WHITESPACE, Int, Pattern, Schema, StrippedText, load
 
@@ -92,18 +92,6 @@ def projects(hub: Hub) -> list[dict]:
         return list(_select().order_by(*PROJECT_ORDER).dicts().execute(hub.db))
 
 
-def slice_counts(hub: Hub, label: str) -> dict:
-    """How many own issues and neighbours the project's slice has."""
-    return slices.counts(hub, label)
-
-
-def project_slice(hub: Hub, label: str) -> dict[str, bool]:
-    """Keys of the project's slice mapped to ``neighbor`` relative to that project."""
-    return {key: bool(neighbor) for key, neighbor in
-            IssueMember.select(IssueMember.key, IssueMember.neighbor)
-            .where(IssueMember.label == label).tuples().execute(hub.db)}
-
-
 def require_project(hub: Hub, label: str) -> str:
     """``label`` when such a project exists, else NotFoundError."""
     if not Project.select().where(Project.label == label).exists(hub.db):
@@ -112,4 +100,4 @@ def require_project(hub: Hub, label: str) -> str:
 
 
 __all__ = ['ProjectCreate', 'create_project', 'submit_project', 'project', 'projects',
-           'slice_counts', 'project_slice', 'project_labels', 'require_project', 'base_jql']
+           'project_labels', 'require_project', 'base_jql']

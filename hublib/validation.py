@@ -5,8 +5,8 @@ the same Russian messages; the adapters also generate their documents (OpenAPI, 
 these schemas, so what is documented is what is enforced.
 
 Fields here are strict about JSON types (an integer field takes no ``"5"`` and no ``true``) because
-bodies are JSON. Query strings are typed by the adapter before they reach the same schemas
-(``lenient=True`` variants of the query schemas accept the strings a URL carries).
+bodies are JSON. Query schemas use the lenient twins (``LenientInt``, ``fields.Boolean``)
+that also accept the strings a URL carries.
 
 Every custom field carries ``OPENAPI``: the JSON-schema keywords it enforces, so the document says
 exactly what the field accepts without this module knowing about any document generator.
@@ -274,7 +274,7 @@ def errors_of(schema: marshmallow.Schema | type[marshmallow.Schema], data: objec
     return {}
 
 
-# --- texts and keys of the queue's inputs (added by the queue branch) -----------------------------
+# --- texts and keys of the queue's inputs -------------------------------------------------------
 # Whitespace as str.isspace() (and so str.strip()) sees it, spelled out rather than \s so that
 # Python and JSON Schema (whose \s differs) read the patterns alike.
 WHITESPACE = r'\x09-\x0d\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000'

@@ -11,7 +11,7 @@ import pytest
 from falcon import testing
 
 from hublib import open_hub, settings
-from hublib.migrations import create_legacy_database
+from tests.support.legacy import create_legacy_database
 from hubweb import create_app
 from hubweb.cli import main
 from tests.support.hubs import fill_disk_for_copies, real_hub, snapshot

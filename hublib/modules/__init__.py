@@ -1,4 +1,4 @@
-"""Agent modules: the families of agent commands and tables (`jira`, `wiki`).
+"""Agent modules: the families of agent commands (`jira`, `wiki`).
 
 A module is listed in ``MODULES``; adding a module or a command type is an edit here and in the
 module's own file. The command queue, the agent-status view, settings cleanup and the API document

@@ -1,4 +1,4 @@
-"""What a module is: a family of agent commands, the tables it owns and the settings it retired."""
+"""What a module is: a family of agent commands and the settings it retired."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -53,9 +53,8 @@ class CommandType:
 
 @dataclass(frozen=True)
 class Module:
-    """A family of agent commands, the tables it owns and the settings keys it has retired."""
+    """A family of agent commands and the settings keys it has retired."""
 
     name: str
     command_types: Mapping[str, CommandType] = field(default_factory=dict)
     deprecated_settings: tuple[str, ...] = ()
-    tables: tuple[str, ...] = ()

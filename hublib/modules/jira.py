@@ -1,4 +1,4 @@
-"""The `jira` module: command types (contract §9.2), estimates (§9.6), tables, retired settings.
+"""The `jira` module: command types (contract §9.2), estimates (§9.6), retired settings.
 
 Each command type publishes a params schema and a result schema (marshmallow). The params schema
 of a type is the contract of its commands: ``hublib.batches`` validates every command of a batch
@@ -37,7 +37,6 @@ from ..validation import (NOT_BLANK_PATTERN, SHA256_PATTERN, TEMP_KEY_PATTERN, W
 from .base import CommandType, Module
 
 DEPRECATED_SETTINGS = ('status_labels', 'transitions_map')
-TABLES = ('jira_project', 'jira_board', 'jira_sprint', 'issue_sprint')
 
 SUMMARY_MAX = 255
 TEXT_MAX = 32000
@@ -274,4 +273,4 @@ COMMAND_TYPES = {
 }
 
 MODULE = Module(name='jira', command_types=COMMAND_TYPES,
-                deprecated_settings=DEPRECATED_SETTINGS, tables=TABLES)
+                deprecated_settings=DEPRECATED_SETTINGS)

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from hublib import MigrationError, mirror, open_hub, projects, queue, settings
-from hublib.migrations import create_legacy_database, steps
+from hublib.migrations import steps
+from tests.support.legacy import create_legacy_database
 
 OLD_JQL = 'project = AURORA AND labels = AWPCA'
 NEW_JQL = 'project = AURORA AND labels in ("AWPCA")'

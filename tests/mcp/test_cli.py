@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hublib.migrations import create_legacy_database
+from tests.support.legacy import create_legacy_database
 from hubweb.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ import pytest
 from mcp import Client
 
 from hublib import open_hub, queue, settings
-from hublib.migrations import create_legacy_database
+from tests.support.legacy import create_legacy_database
 from hubweb.mcp_server import create_mcp_server
 
 pytestmark = pytest.mark.anyio
