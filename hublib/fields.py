@@ -33,40 +33,22 @@ def _messages(marshmallow_class: type) -> dict[str, str]:
             for key, text in FIELD_MESSAGES.get(cls, {}).items()}
 
 
-class Field(marshmallow_fields.Field):
-    default_error_messages = _messages(marshmallow_fields.Field)
+def _russian(marshmallow_class: type) -> type:
+    """``marshmallow_class`` under its own name, with the hub's messages."""
+    return type(marshmallow_class.__name__, (marshmallow_class,), {
+        'default_error_messages': _messages(marshmallow_class), '__module__': __name__,
+        '__doc__': f'marshmallow\'s {marshmallow_class.__name__} with Russian messages.'})
 
 
-class Raw(marshmallow_fields.Raw):
-    default_error_messages = _messages(marshmallow_fields.Raw)
-
-
-class String(marshmallow_fields.String):
-    default_error_messages = _messages(marshmallow_fields.String)
-
-
-class Integer(marshmallow_fields.Integer):
-    default_error_messages = _messages(marshmallow_fields.Integer)
-
-
-class Float(marshmallow_fields.Float):
-    default_error_messages = _messages(marshmallow_fields.Float)
-
-
-class Boolean(marshmallow_fields.Boolean):
-    default_error_messages = _messages(marshmallow_fields.Boolean)
-
-
-class List(marshmallow_fields.List):
-    default_error_messages = _messages(marshmallow_fields.List)
-
-
-class Dict(marshmallow_fields.Dict):
-    default_error_messages = _messages(marshmallow_fields.Dict)
-
-
-class Nested(marshmallow_fields.Nested):
-    default_error_messages = _messages(marshmallow_fields.Nested)
+Field = _russian(marshmallow_fields.Field)
+Raw = _russian(marshmallow_fields.Raw)
+String = _russian(marshmallow_fields.String)
+Integer = _russian(marshmallow_fields.Integer)
+Float = _russian(marshmallow_fields.Float)
+Boolean = _russian(marshmallow_fields.Boolean)
+List = _russian(marshmallow_fields.List)
+Dict = _russian(marshmallow_fields.Dict)
+Nested = _russian(marshmallow_fields.Nested)
 
 
 __all__ = ['FIELD_MESSAGES', 'Field', 'Raw', 'String', 'Integer', 'Float', 'Boolean', 'List',
