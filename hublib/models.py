@@ -292,16 +292,18 @@ GUARDED_TABLES = MIRROR_TABLES + DERIVED_TABLES
 
 
 class SqlNames:
-    """The names of a model for SQL written by hand: the one way the hub writes a statement that
-    peewee does not build.
+    """The names of a model for SQL written by hand.
 
     A hot path (ingest, claim and report, issue pages and the card) cannot afford peewee's query
     building on every call (~0.1–0.4 ms a query, more than SQLite takes to answer it), so its
-    statements are module constants written once, at import, as f-strings of these names and run
-    with ``hub.db.execute_sql`` or ``cursor.executemany``; the measured figure stands in a comment
-    beside them. ``str(names)`` is the table, ``names.status`` a column, :meth:`insert` the common
-    ``INSERT … VALUES (?, …)``. A field the model does not have fails at import, so a rename here
-    cannot leave a stale statement behind. Everything else queries the models through peewee.
+    statements are built once, at import, and run many times, with the measured figure in a
+    comment beside them: a query peewee can say is a peewee query compiled once
+    (``db.Prepared``); a statement it cannot (``executemany`` upserts, FTS5, set-based statements
+    over ``json_each``) is a module constant written as an f-string of these names and run with
+    ``hub.db.execute_sql`` or ``cursor.executemany``. ``str(names)`` is the table,
+    ``names.status`` a column, :meth:`insert` the common ``INSERT … VALUES (?, …)``. A field the
+    model does not have fails at import, so a rename here cannot leave a stale statement behind.
+    Everything else queries the models through peewee as it is.
     """
 
     def __init__(self, model: type[Model]):

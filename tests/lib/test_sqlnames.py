@@ -1,5 +1,5 @@
-"""SQL written by hand (``models.SqlNames``): names from the models, and every statement a module
-builds at import is valid against the schema a hub really has."""
+"""SQL built once (``models.SqlNames`` text, ``db.Prepared`` peewee queries): names from the
+models, and every statement a module builds at import is valid against a hub's real schema."""
 from __future__ import annotations
 
 import importlib
@@ -9,6 +9,7 @@ import re
 import pytest
 
 import hublib
+from hublib.db import Prepared
 from hublib.models import Command, IssueSprint, SqlNames, sql_list
 
 
@@ -38,13 +39,16 @@ STATEMENT = re.compile(r'\s*(WITH|SELECT|INSERT|UPDATE|DELETE)\b', re.IGNORECASE
 
 
 def module_statements() -> list[tuple[str, str]]:
-    """(module.NAME, SQL) of every statement a hublib module keeps as a constant."""
+    """(module.NAME, SQL) of every statement a hublib module keeps as a constant (text, or the
+    SQL of a ``Prepared`` query)."""
     found = []
     for info in pkgutil.walk_packages(hublib.__path__, 'hublib.'):
         if info.name.startswith('hublib.migrations'):
             continue  # frozen DDL of old schemas
         module = importlib.import_module(info.name)
         for name, value in vars(module).items():
+            if isinstance(value, Prepared):
+                value = value.sql
             values = value.values() if isinstance(value, dict) else \
                 value if isinstance(value, tuple) else [value]
             for index, text in enumerate(values):
@@ -56,6 +60,7 @@ def module_statements() -> list[tuple[str, str]]:
 def test_the_statements_are_found():
     names = {name.rsplit('[', 1)[0] for name, _ in module_statements()}
     assert {'hublib.mirror.UPSERT_ISSUE', 'hublib.claims._REPORT', 'hublib.reads._CARD_LINKS',
+            'hublib.reads._CARD_SPRINTS',
             'hublib.slices._NEIGHBOURHOOD', 'hublib.history.INSERT_CHANGE'} <= names
 
 
