@@ -477,7 +477,6 @@ def test_module_registry():
     assert set(jira.command_types) == {'refresh', 'ensure_issue', 'ensure_link', 'add_comment',
                                        'transition', 'fetch_attachment'}
     assert jira.deprecated_settings == ('status_labels', 'transitions_map')
-    assert 'jira_board' in jira.tables
     assert modules.get_module('wiki').command_types == {}
     assert modules.module_of('transition') == 'jira' and modules.module_of('nope') is None
 
