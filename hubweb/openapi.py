@@ -24,7 +24,10 @@ ERROR_STATUSES = {'400': 'Тело запроса — не JSON', '401': 'Нет
                   '403': 'Токен другой роли', '404': 'Не найдено', '409': 'Конфликт состояния',
                   '405': 'Метод не поддерживается', '413': 'Слишком большой запрос',
                   '415': 'Тело не JSON по Content-Type', '422': 'Ошибка проверки данных',
-                  '500': 'Внутренняя ошибка', '507': 'На диске нет места: ничего не записано'}
+                  '500': 'Внутренняя ошибка',
+                  '503': 'Хаб занят другой записью: ничего не записано, повторите через '
+                         'Retry-After секунд',
+                  '507': 'На диске нет места: ничего не записано'}
 METHODS = ('get', 'put', 'post', 'delete', 'patch')
 
 
@@ -75,7 +78,7 @@ def _operation_dict(uri: str, method: str, doc: dict[str, Any]) -> dict[str, Any
     for status, text in ERROR_STATUSES.items():
         if status in ('401', '403') and role is None:
             continue
-        if status == '507' and method == 'get':
+        if status in ('503', '507') and method == 'get':
             continue  # reads write nothing
         op['responses'].setdefault(status, {'description': text, 'content': {
             'application/json': {'schema': 'Error'}}})
