@@ -202,6 +202,28 @@ class UtcTime(fields.Field):
         return parse_utc(normalized)
 
 
+TIME_MESSAGE = 'неверное время: ожидается ISO-8601, например 2026-10-22T09:00:00.000+0300'
+
+
+class JiraTime(fields.String):
+    """A Jira time as the agent sends it (``2026-10-22T09:00:00.000+0300``), kept as its string.
+
+    One that :func:`timeutil.to_utc` cannot read (``garbage``, ``2026-02-30T…``, an offset of
+    ``+9999``, a date where a time belongs, an empty string) is refused: stored, it would have no
+    hub time and its row would never show up in a feed. ``null`` is "not known" where the field
+    allows it.
+    """
+
+    OPENAPI = {'type': 'string', 'format': 'date-time'}
+    default_error_messages = {'time': TIME_MESSAGE}
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        text = super()._deserialize(value, attr, data, **kwargs)
+        if to_utc(text) is None:
+            raise self.make_error('time')
+        return text
+
+
 class Pattern(validate.Regexp):
     """A whole-string regular expression (``^…$`` as JSON Schema reads it: no trailing newline).
 
@@ -361,7 +383,7 @@ def issue_or_temp_key_field(**kwargs) -> fields.String:
 
 
 __all__ = ['INT64_MIN', 'INT64_MAX', 'Int', 'LenientInt', 'Number', 'Bool', 'Text', 'JiraId',
-           'UtcTime', 'Pattern', 'LenientSchema', 'issue_key_field', 'is_issue_key', 'is_temp_key',
+           'UtcTime', 'JiraTime', 'TIME_MESSAGE', 'Pattern', 'LenientSchema', 'issue_key_field', 'is_issue_key', 'is_temp_key',
            'is_int64', 'require_int', 'require_list', 'check_page', 'load', 'errors_of', 'flatten_errors',
            'ISSUE_KEY_PATTERN', 'TEMP_KEY_PATTERN', 'WHITESPACE', 'NOT_BLANK_PATTERN',
            'ISSUE_OR_TEMP_KEY_PATTERN', 'SHA256_PATTERN', 'stripped_pattern', 'StrippedText',
