@@ -353,10 +353,19 @@ def claim_command(hub: Hub, *, agent: str, agent_version: str | int | None = Non
 
 # --- report ----------------------------------------------------------------------------------------
 
-def _checked_result(type_name: str, result: dict | None) -> dict | None:
-    """``result`` when it fits the result schema of its type (field names ``result.<field>``)."""
+DONE_REQUIRES_MESSAGE = 'обязательное поле в отчёте со статусом done'
+
+
+def _checked_result(type_name: str, status: str, result: dict | None) -> dict | None:
+    """``result`` when it fits the result schema of its type (field names ``result.<field>``)
+    and, for ``done``, carries what the type needs of a done command (``done_requires``)."""
     if result is not None:
         load(_RESULTS[type_name], result, prefix='result')
+    if status == 'done':
+        missing = [name for name in modules.command_type(type_name).done_requires
+                   if (result or {}).get(name) is None]
+        if missing:
+            raise ValidationError({f'result.{name}': [DONE_REQUIRES_MESSAGE] for name in missing})
     return result
 
 
@@ -377,7 +386,14 @@ def _apply_done(hub: Hub, item: dict, result: dict | None) -> None:
 def report_command(hub: Hub, command_id: int, *, agent: str, status: str,
                    result: dict | None = None, error: str | None = None,
                    jira_calls: int | None = 0, rate_limited: int | None = 0) -> dict:
-    """Record the agent's report of a delivery (contract §9.4); the command plus ``late``."""
+    """Record the agent's report of a delivery (contract §9.4); the command plus ``late``.
+
+    Decisions: a ``done`` report must carry what its type needs (``ensure_issue``: ``result.key``;
+    ``fetch_attachment``: ``result.sha256``), else 422 and the command stays claimed. A report on
+    a command already done, confirmed or skipped is idempotent only as a repetition: the same
+    status and result → 200, nothing changes; a different status or result → 409 (the hub keeps
+    the outcome it recorded first). Counters and ``error`` of a repetition are not compared.
+    """
     args = load(_REPORT_BODY, {'agent': agent, 'status': status, 'result': result, 'error': error,
                              'jira_calls': jira_calls, 'rate_limited': rate_limited})
     module = modules.MODULES[args['agent']]
@@ -392,10 +408,16 @@ def report_command(hub: Hub, command_id: int, *, agent: str, status: str,
                 f'команда #{command_id} принадлежит модулю {owner}, не {module.name}')
         if item['status'] == 'queued':
             raise ConflictError(f'команда #{command_id} ещё не выдана агенту')
+        result = _checked_result(item['type'], status, result)
         late = item['status'] in ('failed', 'cancelled')
         if item['status'] not in ('claimed', 'failed', 'cancelled'):
-            return {**item, 'late': False}  # done, confirmed_by_state, skipped: changes nothing
-        result = _checked_result(item['type'], result)
+            # done, confirmed_by_state, skipped: the outcome is recorded; the same report again
+            # (a lost answer) changes nothing, another one contradicts it
+            if (status, result) != (item['status'], item['result']):
+                raise ConflictError(
+                    f'команда #{command_id} уже завершена со статусом {item["status"]}; отчёт с '
+                    'другим статусом или результатом не принят')
+            return {**item, 'late': False}
         now = hub.now()
         if late:
             if result is not None:

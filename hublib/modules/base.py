@@ -33,6 +33,9 @@ class CommandType:
     # (contract §9.4a).
     writes: bool = False
     references: References | None = None
+    # ``result`` fields a ``done`` report must carry (what the hub does with a done command needs
+    # them: the key of the created issue, the file of the download).
+    done_requires: tuple[str, ...] = ()
 
     def params_schema(self, settings: Mapping[str, Any]) -> Schema:
         """The params schema under ``settings`` (the published contract of this type)."""

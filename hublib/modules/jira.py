@@ -261,7 +261,7 @@ COMMAND_TYPES = {
     'refresh': CommandType('refresh', _static(RefreshParams), RefreshResult, estimate_refresh),
     'ensure_issue': CommandType('ensure_issue', ensure_issue_params, EnsureIssueResult,
                                 ESTIMATED_CALLS_ENSURE_ISSUE, key_fields=('epic_key',),
-                                writes=True),
+                                writes=True, done_requires=('key',)),
     'ensure_link': CommandType('ensure_link', ensure_link_params, AnyResult,
                                key_fields=('source_key', 'target_key'), writes=True),
     'add_comment': CommandType('add_comment', _static(AddCommentParams), AnyResult,
@@ -269,7 +269,8 @@ COMMAND_TYPES = {
     'transition': CommandType('transition', _static(TransitionParams), AnyResult,
                               key_fields=('key',), writes=True),
     'fetch_attachment': CommandType('fetch_attachment', _static(FetchAttachmentParams),
-                                    FetchAttachmentResult, references=missing_attachment),
+                                    FetchAttachmentResult, references=missing_attachment,
+                                    done_requires=('sha256',)),
 }
 
 MODULE = Module(name='jira', command_types=COMMAND_TYPES,
