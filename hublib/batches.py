@@ -28,7 +28,7 @@ from peewee import JOIN, Case, fn
 
 from . import modules
 from .db import Hub
-from .errors import NotFoundError, ValidationError
+from .errors import ConflictError, NotFoundError, ValidationError
 from .models import Batch, BatchFollowup, Command, LateDone, SqlNames
 from .paging import decode_cursor, page
 from .projects import require_project
@@ -41,6 +41,7 @@ TERMINAL = ('done', 'failed', 'skipped', 'cancelled', 'confirmed_by_state')
 STATUSES = ('queued', 'claimed') + TERMINAL
 DONE_STATUSES = ('done', 'confirmed_by_state')
 NOT_DONE = ('failed', 'skipped', 'cancelled')
+ACTIVE = ('queued', 'claimed')
 BATCH_STATUSES = ('queued', 'running', 'cancelled', 'done')
 TITLE_MAX = 200
 AUTHOR_MAX = 200
@@ -53,6 +54,7 @@ HUB_AUTHOR = 'hub'
 FOLLOWUP_TITLE = 'Обновление после записи'
 
 BATCH_NOT_FOUND = 'пакета #{} нет'
+ALREADY_FINISHED = 'пакет уже завершён'
 COMMAND_NOT_FOUND = 'команды #{} нет'
 DEPENDS_ON_MESSAGE = 'ожидается номер (seq, с 1) более ранней команды этого пакета'
 
@@ -281,12 +283,23 @@ def insert_batch(hub: Hub, *, title: str, author: str | None, project: str | Non
 
 
 def cancel_batch(hub: Hub, batch_id: int) -> dict:
-    """Cancel a batch: ``cancelled_at`` once, queued commands → cancelled. Idempotent."""
+    """Cancel a batch: ``cancelled_at`` once, queued commands → cancelled. Idempotent.
+
+    Decision (contract §15a): a batch whose commands are all terminal and that was never
+    cancelled has finished: ConflictError «пакет уже завершён», nothing changes (it must not read
+    «отменён» afterwards). A batch cancelled before is answered as it is, again and again.
+    """
     with hub.write():
         now = hub.now()
-        if Batch.update(cancelled_at=fn.COALESCE(Batch.cancelled_at, now)) \
-                .where(Batch.id == batch_id).execute(hub.db) != 1:
+        found = Batch.select(Batch.cancelled_at).where(Batch.id == batch_id).tuples() \
+            .execute(hub.db)
+        if not found:
             raise NotFoundError(BATCH_NOT_FOUND.format(batch_id))
+        if found[0][0] is None and not Command.select().where(
+                (Command.batch_id == batch_id) & Command.status.in_(ACTIVE)).exists(hub.db):
+            raise ConflictError(ALREADY_FINISHED)
+        Batch.update(cancelled_at=fn.COALESCE(Batch.cancelled_at, now)) \
+            .where(Batch.id == batch_id).execute(hub.db)
         cancelled = (Command.update(status='cancelled', finished_at=now)
                      .where((Command.batch_id == batch_id) & (Command.status == 'queued'))
                      .execute(hub.db))
@@ -298,7 +311,6 @@ def cancel_batch(hub: Hub, batch_id: int) -> dict:
 # --- read your writes (contract §9.4a) ------------------------------------------------------------
 
 _F = SqlNames(BatchFollowup)
-ACTIVE = ('queued', 'claimed')
 
 
 def sql_list(values: Iterable[str]) -> str:

@@ -82,7 +82,7 @@ def routes(hub: Hub) -> list[tuple[str, object]]:
                                             doc=operation(
             'Отменить пакет', response=schemas.BatchSchema,
             description='queued → cancelled; выданные завершатся отчётом. Повтор ничего не '
-                        'меняет.'))),
+                        'меняет; пакет, завершённый без отмены, — 409 «пакет уже завершён».'))),
         ('/commands/{command_id}', Call(hub, batches.command, ids=COMMAND_ID, doc=operation(
             'Команда', response=schemas.CommandSchema))),
         ('/agent/claim', ClaimResource(hub)),
