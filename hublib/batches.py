@@ -12,8 +12,9 @@ A batch is validated in three steps, each with its own answer:
 2. what one command says about another, which JSON Schema cannot: ``depends_on`` points to an
    earlier command, a temp key is created once and only used after the ``ensure_issue`` that
    creates it: a ValidationError (422) naming the field;
-3. references to the hub's state (``fetch_attachment`` of an attachment not in the mirror):
-   NotFoundError (404) naming the field in its message — the batch is well formed.
+3. references to the hub's state (``fetch_attachment`` of an attachment not in the mirror): a
+   ValidationError (422) naming ``commands[<i>].params.<field>`` like every command error
+   (contract §9.1); only ``project``, which is not a command's, is a 404 when it names no project.
 """
 from __future__ import annotations
 
@@ -202,7 +203,7 @@ def _validated(hub: Hub, body: Mapping[str, Any]) -> dict:
         require_project(hub, values['project'])
     missing = _missing_references(hub, values['commands'])
     if missing:
-        raise NotFoundError('; '.join(f'{name}: {message}' for name, message in missing.items()))
+        raise ValidationError({name: [message] for name, message in missing.items()})
     return values
 
 

@@ -12,7 +12,7 @@ from ..db import Hub
 # must name a configured key, e.g. ``issue_type`` one of ``issue_types``).
 ParamsSchema = Callable[[Mapping[str, Any]], Schema]
 # Names the params that refer to state the hub must hold (``{param: message}``, empty when all
-# is there): a reference to a missing thing is a 404, not a malformed command.
+# is there): a 422 naming ``commands[i].params.<param>``, like every other command error.
 References = Callable[[Hub, Mapping[str, Any]], dict[str, str]]
 
 

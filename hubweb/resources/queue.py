@@ -34,7 +34,8 @@ class BatchesResource(Resource):
                                       '422 с полем вида commands[1].params.summary, ничего не '
                                       'создано. depends_on — номер более ранней команды; '
                                       'временный ключ new:N в полях-ключах заводит более ранняя '
-                                      'ensure_issue этого пакета. Проекта или вложения нет — 404.'),
+                                      'ensure_issue этого пакета; вложения нет в зеркале — 422. '
+                                      'Проекта нет — 404.'),
     }
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
