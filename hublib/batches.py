@@ -283,6 +283,10 @@ def insert_batch(hub: Hub, *, title: str, author: str | None, project: str | Non
     return batch_id
 
 
+class CancelRequest(Schema):
+    """Body of ``POST /batches/{id}/cancel``: optional, and an empty object when given."""
+
+
 def cancel_batch(hub: Hub, batch_id: int) -> dict:
     """Cancel a batch: ``cancelled_at`` once, queued commands → cancelled. Idempotent.
 
@@ -456,5 +460,6 @@ def batches(hub: Hub, *, status: str | None = None, project: str | None = None,
 
 __all__ = ['create_batch', 'submit_batch', 'insert_batch', 'cancel_batch', 'batch', 'batches', 'command',
            'batch_schema', 'batch_schema_for', 'command_schemas', 'follow_writes', 'BatchesQuery',
+           'CancelRequest',
            'CommandIn', 'command_dict', 'dump', 'decoded', 'TERMINAL', 'STATUSES', 'DONE_STATUSES',
            'NOT_DONE', 'BATCH_STATUSES', 'HUB_AUTHOR']

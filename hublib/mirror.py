@@ -26,8 +26,9 @@ from .db import Hub
 from .errors import ConflictError, NotFoundError
 from .models import Command, Issue, IssueAttachment, IssueComment, IssueLink, IssueSprint
 from .timeutil import to_utc
-from .validation import (ISSUE_KEY, Bool, Int, JiraId, JiraTime, LenientSchema, Number, Text,
-                         check_page, is_int64, issue_key_field, load, require_int)
+from .validation import (ISSUE_KEY, AttachmentId, Bool, Int, JiraId, JiraTime, LenientSchema,
+                         Number, Text, check_page, is_attachment_id, is_int64, issue_key_field,
+                         load, require_int)
 
 LINK_DIRECTIONS = ('outward', 'inward')
 BOARD_TYPES = ('scrum', 'kanban')
@@ -62,7 +63,7 @@ class LinkIn(LenientSchema):
 CommentIn = LenientSchema.from_dict({'id': JiraId(required=True), **_texts(*COMMENT_TEXT_FIELDS),
                                     **_times(*COMMENT_TIME_FIELDS)}, name='CommentIn')
 AttachmentIn = LenientSchema.from_dict(
-    {'id': JiraId(required=True), 'size': Int(minimum=0, allow_none=True),
+    {'id': AttachmentId(required=True), 'size': Int(minimum=0, allow_none=True),
      **_texts(*ATTACHMENT_TEXT_FIELDS), **_times(*ATTACHMENT_TIME_FIELDS)}, name='AttachmentIn')
 
 IssueIn = LenientSchema.from_dict({
@@ -104,14 +105,14 @@ def _is_id(value: object) -> bool:
     return (type(value) is str and value != '') or is_int64(value)
 
 
-def _entries_ok(entries: object, texts: tuple[str, ...], times: tuple[str, ...],
+def _entries_ok(entries: object, is_id, texts: tuple[str, ...], times: tuple[str, ...],
                 sized: bool) -> bool:
     if entries is None:
         return True
     if type(entries) is not list:
         return False
     for entry in entries:
-        if type(entry) is not dict or not _is_id(entry.get('id')):
+        if type(entry) is not dict or not is_id(entry.get('id')):
             return False
         for name in texts:
             if type(entry.get(name)) not in _TEXT:
@@ -157,9 +158,9 @@ def issue_ok(issue: object) -> bool:
                     or type(link.get('type')) is not str or not link['type']
                     or type(link.get('key')) is not str or not link['key']):
                 return False
-    if not (_entries_ok(get('comments'), COMMENT_TEXT_FIELDS, COMMENT_TIME_FIELDS, False)
-            and _entries_ok(get('attachments'), ATTACHMENT_TEXT_FIELDS, ATTACHMENT_TIME_FIELDS,
-                            True)):
+    if not (_entries_ok(get('comments'), _is_id, COMMENT_TEXT_FIELDS, COMMENT_TIME_FIELDS, False)
+            and _entries_ok(get('attachments'), is_attachment_id, ATTACHMENT_TEXT_FIELDS,
+                            ATTACHMENT_TIME_FIELDS, True)):
         return False
     sprint_ids = get('sprint_ids')
     return sprint_ids is None or (type(sprint_ids) is list

@@ -181,6 +181,34 @@ class JiraId(fields.String):
     default_error_messages = {'invalid': 'ожидается id: непустая строка или целое'}
 
 
+# Jira's attachment ids are decimal numbers: as a string (the REST API's form) 1 to 19 ASCII
+# digits, the most an int64 prints. The id goes into URLs (/attachments/{id}), so anything else
+# (a '/', a space, '..') would be stored but never reachable.
+ATTACHMENT_ID_PATTERN = r'^[0-9]{1,19}$'
+ATTACHMENT_ID = re.compile(ATTACHMENT_ID_PATTERN)
+ATTACHMENT_ID_MESSAGE = 'ожидается id вложения Jira: от 1 до 19 десятичных цифр'
+
+
+def is_attachment_id(value: object) -> bool:
+    """A Jira attachment id: 1 to 19 decimal digits, or a non-negative 64-bit integer."""
+    if type(value) is str:
+        return ATTACHMENT_ID.fullmatch(value) is not None
+    return type(value) is int and 0 <= value <= INT64_MAX
+
+
+class AttachmentId(fields.String):
+    """A Jira attachment id (:func:`is_attachment_id`), kept as its string."""
+
+    OPENAPI = {'oneOf': [{'type': 'string', 'pattern': ATTACHMENT_ID_PATTERN},
+                         {'type': 'integer', 'minimum': 0, 'maximum': INT64_MAX}]}
+    default_error_messages = {'invalid': ATTACHMENT_ID_MESSAGE}
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not is_attachment_id(value):
+            raise self.make_error('invalid')
+        return str(value)
+
+
 class UtcTime(fields.Field):
     """A moment: an ISO-8601 string (``Z``, ``+0300``, ``+03:00``, none = UTC) or a datetime.
 
@@ -383,7 +411,8 @@ def issue_or_temp_key_field(**kwargs) -> fields.String:
 
 
 __all__ = ['INT64_MIN', 'INT64_MAX', 'Int', 'LenientInt', 'Number', 'Bool', 'Text', 'JiraId',
-           'UtcTime', 'JiraTime', 'TIME_MESSAGE', 'Pattern', 'LenientSchema', 'issue_key_field', 'is_issue_key', 'is_temp_key',
+           'UtcTime', 'JiraTime', 'TIME_MESSAGE', 'AttachmentId', 'is_attachment_id',
+           'ATTACHMENT_ID_PATTERN', 'Pattern', 'LenientSchema', 'issue_key_field', 'is_issue_key', 'is_temp_key',
            'is_int64', 'require_int', 'require_list', 'check_page', 'load', 'errors_of', 'flatten_errors',
            'ISSUE_KEY_PATTERN', 'TEMP_KEY_PATTERN', 'WHITESPACE', 'NOT_BLANK_PATTERN',
            'ISSUE_OR_TEMP_KEY_PATTERN', 'SHA256_PATTERN', 'stripped_pattern', 'StrippedText',

@@ -35,13 +35,16 @@ def operation(summary: str, *, response: type[Schema] | Schema | None = None,
               body: type[Schema] | Schema | None = None, query: type[Schema] | None = None,
               path: dict[str, dict] | None = None, status: int | Iterable[int] = 200,
               description: str | None = None, request_content: str | None = None,
-              response_content: str | None = None, many: bool = False) -> dict[str, Any]:
+              response_content: str | None = None, many: bool = False,
+              body_required: bool = True) -> dict[str, Any]:
     """Describe one responder for the document (kept as plain data on the resource's ``DOC``).
 
     ``path`` gives the JSON schema of path parameters that are more than any string (a pattern).
+    ``body_required=False``: the body may be left out (it is validated when present).
     """
     statuses = [status] if isinstance(status, int) else list(status)
     return {'summary': summary, 'response': response, 'body': body, 'query': query,
+            'body_required': body_required,
             'path': path or {}, 'statuses': statuses, 'description': description,
             'request_content': request_content, 'response_content': response_content,
             'many': many}
@@ -62,7 +65,7 @@ def _operation_dict(uri: str, method: str, doc: dict[str, Any]) -> dict[str, Any
     if parameters:
         op['parameters'] = parameters
     if doc['body'] is not None:
-        op['requestBody'] = {'required': True,
+        op['requestBody'] = {'required': doc.get('body_required', True),
                              'content': {'application/json': {'schema': doc['body']}}}
     elif doc['request_content']:
         op['requestBody'] = {'required': True, 'content': {

@@ -30,8 +30,8 @@ from peewee import fn
 
 from ..db import Hub
 from ..models import IssueAttachment, IssueMember
-from ..validation import (NOT_BLANK_PATTERN, SHA256_PATTERN, TEMP_KEY_PATTERN, WHITESPACE, Int,
-                          JiraId, LenientSchema, Pattern, StrippedText, Text,
+from ..validation import (NOT_BLANK_PATTERN, SHA256_PATTERN, TEMP_KEY_PATTERN, WHITESPACE,
+                          AttachmentId, Int, LenientSchema, Pattern, StrippedText, Text,
                           issue_key_field, issue_or_temp_key_field)
 from .base import CommandType, Module
 
@@ -161,7 +161,7 @@ class FetchAttachmentParams(Params):
     """``fetch_attachment``: ``attachment_id`` of an attachment in the mirror."""
 
     # Jira ids are numeric strings; the number is accepted too and stored as its string.
-    attachment_id = JiraId(required=True)
+    attachment_id = AttachmentId(required=True)
 
 
 @functools.lru_cache(maxsize=64)

@@ -10,7 +10,7 @@ from hublib.validation import load
 from hublib.db import Hub
 
 from ..openapi import operation
-from ..schemas import media
+from ..schemas import optional_object_body
 from ..schemas.attachments import AttachmentSchema, FetchAnswerSchema, StoredFileSchema
 from . import Resource
 
@@ -54,13 +54,13 @@ class AttachmentResource(Resource):
 
 class FetchResource(Resource):
     DOC = {'post': operation(
-        'Запросить скачивание вложения', body=files.FetchRequest, response=FetchAnswerSchema,
-        status=(200, 202),
+        'Запросить скачивание вложения', body=files.FetchRequest, body_required=False,
+        response=FetchAnswerSchema, status=(200, 202),
         description='ready — 200; уже скачивается — 200 с command_id; иначе ставится пакет '
                     '«Скачивание вложения» с fetch_attachment — 202 с command_id. Тело необязательно.')}
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, attachment_id: str) -> None:
-        body = load(files.FetchRequest, media(req) or {})
+        body = load(files.FetchRequest, optional_object_body(req))
         answer = files.request_fetch(self.hub, attachment_id, **body)
         resp.status = falcon.HTTP_202 if answer.pop('enqueued') else falcon.HTTP_200
         resp.media = answer

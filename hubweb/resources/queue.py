@@ -80,7 +80,7 @@ def routes(hub: Hub) -> list[tuple[str, object]]:
         ('/batches/{batch_id}', Call(hub, batches.batch, ids=BATCH_ID, doc=operation(
             'Пакет с командами', response=schemas.BatchSchema))),
         ('/batches/{batch_id}/cancel', Call(hub, batches.cancel_batch, ids=BATCH_ID, method='post',
-                                            doc=operation(
+                                            body=batches.CancelRequest, doc=operation(
             'Отменить пакет', response=schemas.BatchSchema,
             description='queued → cancelled; выданные завершатся отчётом. Повтор ничего не '
                         'меняет; пакет, завершённый без отмены, — 409 «пакет уже завершён».'))),
