@@ -351,16 +351,36 @@ def issue_changes(hub: Hub, key: str, *, since: datetime | str | None = None,
 
 # --- sync journal ----------------------------------------------------------------------------------
 
+# A list row shows the first characters of a run's query (a keys refresh lists every key): pages
+# stay small; the single run (:func:`sync_run`) has it whole.
+SYNC_QUERY_CUT = 200
+_RUN_LIST_FIELDS = [field if field is not SyncRun.query
+                    else fn.SUBSTR(SyncRun.query, 1, SYNC_QUERY_CUT).alias('query')
+                    for field in SyncRun._meta.sorted_fields]
+SYNC_RUN_NOT_FOUND = 'запуска синхронизации #{} нет'
+
+
 def sync_runs(hub: Hub, *, limit: int = 100, cursor: str | None = None) -> dict:
-    """The sync journal, newest first."""
+    """The sync journal, newest first; ``query`` cut to 200 characters (``query_truncated``)."""
     args = _args(PageQuery, limit=limit, cursor=cursor)
     after = decode_cursor(args.get('cursor'), (int,))
-    query = SyncRun.select().order_by(SyncRun.id.desc()).limit(args['limit'] + 1)
+    query = (SyncRun.select(*_RUN_LIST_FIELDS, (fn.LENGTH(SyncRun.query) > SYNC_QUERY_CUT)
+                            .alias('query_truncated'))
+             .order_by(SyncRun.id.desc()).limit(args['limit'] + 1))
     if after is not None:
         query = query.where(SyncRun.id < after[0])
-    rows, next_cursor = page(list(query.dicts().execute(hub.db)), args['limit'],
-                             lambda row: [row['id']])
+    rows = [{**row, 'query_truncated': bool(row['query_truncated'])}
+            for row in query.dicts().execute(hub.db)]
+    rows, next_cursor = page(rows, args['limit'], lambda row: [row['id']])
     return {'items': rows, 'next_cursor': next_cursor}
+
+
+def sync_run(hub: Hub, run_id: int) -> dict:
+    """One run of the sync journal with its whole query; NotFoundError when there is none."""
+    found = SyncRun.select().where(SyncRun.id == run_id).dicts().execute(hub.db)
+    if not found:
+        raise NotFoundError(SYNC_RUN_NOT_FOUND.format(run_id))
+    return {**found[0], 'query_truncated': False}
 
 
 # --- boards and sprints ----------------------------------------------------------------------------

@@ -39,6 +39,10 @@ DEPRECATED_SETTINGS = ('status_labels', 'transitions_map')
 TABLES = ('jira_project', 'jira_board', 'jira_sprint', 'issue_sprint')
 
 SUMMARY_MAX = 255
+# Keys per refresh: a refresh is one sync run whose query lists them all (10,000 keys ≈ 120 KB);
+# more is a job for a jql refresh or several batches. The hub's own read-your-writes refresh is
+# queued without this check.
+REFRESH_KEYS_MAX = 10000
 TEXT_MAX = 32000
 ESTIMATED_CALLS_ENSURE_ISSUE = 3
 DATE_PATTERN = r'^[0-9]{4}-[0-9]{2}-[0-9]{2}$'
@@ -96,8 +100,10 @@ class RefreshParams(Params):
          'not': {'required': ['jql'], 'properties': {'jql': {'type': 'string'}}}}]}
 
     jql = _long_text(allow_none=True)
-    keys = fields.List(issue_key_field(), allow_none=True, validate=validate.Length(
-        min=1, error='ожидается непустой список ключей задач'))
+    keys = fields.List(issue_key_field(), allow_none=True, validate=[
+        validate.Length(min=1, error='ожидается непустой список ключей задач'),
+        validate.Length(max=REFRESH_KEYS_MAX,
+                        error=f'больше {REFRESH_KEYS_MAX} ключей в одном обновлении')])
     board_id = Int(minimum=1, allow_none=True,
                    metadata={'description': 'доска команд, поставленных до миграции v4'})
 
