@@ -30,7 +30,7 @@ from .models import AgentStatus, Command, LateDone, Setting, SqlNames
 from .notes import merge_note
 from .settings import base_jql, pacing_of
 from .syncjournal import close_run, latest_full_run_started, open_run, restart_run
-from .timeutil import format_utc, minutes_before, parse_utc
+from .timeutil import FUTURE_TOLERANCE, format_utc, minutes_before, parse_utc
 from .validation import Int, LenientSchema, UtcTime, is_issue_key, is_temp_key, load
 
 MAX_DELIVERIES = 3
@@ -449,7 +449,8 @@ def _online(last_seen_at: str | None, now: datetime) -> bool:
     if not last_seen_at:
         return False
     try:
-        return now - parse_utc(last_seen_at) < timedelta(minutes=ONLINE_MINUTES)
+        return -FUTURE_TOLERANCE <= now - parse_utc(last_seen_at) \
+            < timedelta(minutes=ONLINE_MINUTES)
     except ValueError:
         return False
 
