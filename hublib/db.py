@@ -398,25 +398,44 @@ def copy_database(db_path: Path, target: Path) -> None:
     committed state). Never a plain file copy of a WAL database. No partial file is left behind.
     """
     temp = target.with_name(target.name + '.tmp')
-    temp.unlink(missing_ok=True)
+    _remove_with_sidecars(temp)
     try:
         source = sqlite3.connect(str(db_path), timeout=BUSY_TIMEOUT_MS / 1000)
         try:
             copy = sqlite3.connect(str(temp))
             try:
                 source.backup(copy)
-                copy.execute('PRAGMA journal_mode=delete')  # one file, no -wal beside it
             finally:
                 copy.close()
         finally:
             source.close()
-        with open(temp, 'rb') as handle:
+        with open(temp, 'r+b') as handle:
+            _out_of_wal(handle)
             os.fsync(handle.fileno())
         os.replace(temp, target)
     except BaseException:
-        temp.unlink(missing_ok=True)
+        _remove_with_sidecars(temp)  # a full disk may leave a -journal, -wal or -shm beside it
         raise
     fsync_directory(target.parent)
+
+
+def _out_of_wal(handle) -> None:
+    # The backup API copies the source's header, WAL mode included, and a copy must be one file
+    # that opens without a -wal beside it. ``PRAGMA journal_mode=delete`` on the copy would open
+    # it in WAL first: a -wal and a -shm that need disk space, and on a nearly full disk the
+    # switch fails («disk I/O error», not SQLITE_FULL) and leaves them. The switch itself is
+    # bytes 18 and 19 of the header (1: rollback journal, 2: WAL; sqlite.org/fileformat.html,
+    # «File format version numbers»): written in place, in the file just copied, needing no space.
+    handle.seek(18)
+    if handle.read(2) == b'\x02\x02':
+        handle.seek(18)
+        handle.write(b'\x01\x01')
+        handle.flush()
+
+
+def _remove_with_sidecars(path: Path) -> None:
+    for name in (path.name, *(path.name + suffix for suffix in ('-journal', '-wal', '-shm'))):
+        path.with_name(name).unlink(missing_ok=True)
 
 
 def fsync_directory(directory: Path) -> None:
