@@ -276,11 +276,22 @@ def issue_key_field(**kwargs) -> fields.String:
     return fields.String(validate=Pattern(ISSUE_KEY_PATTERN, ISSUE_KEY_MESSAGE), **kwargs)
 
 
+REQUIRED_MESSAGE = 'обязательное поле'
+
+
 class LenientSchema(Schema):
-    """A schema that ignores keys it does not know (an agent may send more than the hub keeps)."""
+    """A schema that ignores keys it does not know (an agent may send more than the hub keeps).
+
+    A required field given as null is named like a missing one, «обязательное поле»: an adapter
+    that reads a body with ``body.get(name)`` passes a missing field on as null.
+    """
 
     class Meta:
         unknown = marshmallow.EXCLUDE
+
+    def on_bind_field(self, field_name: str, field_obj: fields.Field) -> None:
+        if field_obj.required and not field_obj.allow_none:
+            field_obj.error_messages = {**field_obj.error_messages, 'null': REQUIRED_MESSAGE}
 
 
 def is_int64(value: object) -> bool:
@@ -290,8 +301,10 @@ def is_int64(value: object) -> bool:
 
 def require_int(value: object, name: str, *, required: bool = True) -> int | None:
     """``value`` when it is a 64-bit integer (or ``None`` when optional), else a ValidationError."""
-    if value is None and not required:
-        return None
+    if value is None:
+        if not required:
+            return None
+        raise ValidationError({name: [REQUIRED_MESSAGE]})
     if not is_int64(value):
         raise ValidationError({name: ['ожидается целое число']})
     return value
@@ -299,6 +312,8 @@ def require_int(value: object, name: str, *, required: bool = True) -> int | Non
 
 def require_list(value: object, name: str) -> list:
     """``value`` when it is a list, else a ValidationError naming ``name``."""
+    if value is None:
+        raise ValidationError({name: [REQUIRED_MESSAGE]})
     if not isinstance(value, list):
         raise ValidationError({name: ['ожидается список']})
     return value
@@ -410,7 +425,7 @@ def issue_or_temp_key_field(**kwargs) -> fields.String:
                          **kwargs)
 
 
-__all__ = ['INT64_MIN', 'INT64_MAX', 'Int', 'LenientInt', 'Number', 'Bool', 'Text', 'JiraId',
+__all__ = ['REQUIRED_MESSAGE', 'INT64_MIN', 'INT64_MAX', 'Int', 'LenientInt', 'Number', 'Bool', 'Text', 'JiraId',
            'UtcTime', 'JiraTime', 'TIME_MESSAGE', 'AttachmentId', 'is_attachment_id',
            'ATTACHMENT_ID_PATTERN', 'Pattern', 'LenientSchema', 'issue_key_field', 'is_issue_key', 'is_temp_key',
            'is_int64', 'require_int', 'require_list', 'check_page', 'load', 'errors_of', 'flatten_errors',
