@@ -28,7 +28,7 @@ from .paging import decode_cursor, page
 from .projects import require_project
 from .slices import NATURAL_KEY_SQL, natural_key
 from .timeutil import format_utc, to_utc
-from .validation import LenientInt, UtcTime, load
+from .validation import LenientInt, UtcTime, load, lookup_key
 
 ISSUE_COLUMNS = tuple(name for name in Issue._meta.sorted_field_names)
 NOTE_COLUMNS = ('work_kind', 'done_text', 'rest_text', 'owner_note', 'updated_at', 'updated_by')
@@ -260,7 +260,10 @@ _CARD_SPRINTS = Prepared(lambda p: IssueSprint.select(
 
 
 def issue_card(hub: Hub, key: str) -> dict:
-    """One issue with links both ways, comments, attachments (with state), sprints and note."""
+    """One issue with links both ways, comments, attachments (with state), sprints and note.
+
+    ``key`` in any case (``aurora-1``): Jira keys are upper-case (``validation.lookup_key``)."""
+    key = lookup_key(key)
     with hub.read():
         found = _select_issues(hub, 'issue i', 'i.neighbor', ['i.key = :key'], {'key': key})
         if not found:
@@ -329,8 +332,8 @@ def change_feed(hub: Hub, *, since: datetime | str | None = None,
                 project: str | None = None, field: str | None = None, limit: int = 500,
                 cursor: str | None = None) -> dict:
     """Change rows with ``at`` set, by (at, history_id, seq); ``since`` inclusive, ``until`` not."""
-    args = _args(ChangesQuery, since=since, until=until, key=key, project=project, field=field,
-                 limit=limit, cursor=cursor)
+    args = _args(ChangesQuery, since=since, until=until, key=lookup_key(key), project=project,
+                 field=field, limit=limit, cursor=cursor)
     with hub.read():
         return _changes(hub, args)
 
@@ -339,6 +342,7 @@ def issue_changes(hub: Hub, key: str, *, since: datetime | str | None = None,
                   until: datetime | str | None = None, field: str | None = None,
                   limit: int = 500, cursor: str | None = None) -> dict:
     """The change feed of one issue (404 when the issue is neither mirrored nor has changes)."""
+    key = lookup_key(key)
     args = _args(IssueChangesQuery, since=since, until=until, field=field, limit=limit,
                  cursor=cursor)
     with hub.read():

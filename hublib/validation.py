@@ -34,6 +34,22 @@ TEMP_KEY = re.compile(TEMP_KEY_PATTERN)
 ISSUE_KEY_MESSAGE = 'ожидается ключ задачи Jira, например AURORA-1'
 
 
+# A key as a person types it: Jira's shape in any (ASCII) case.
+LOOKUP_KEY = re.compile(r'[A-Za-z][A-Za-z0-9_]*-[0-9]+')
+LOOKUP_KEY_PATTERN = r'^(?:[A-Za-z][A-Za-z0-9_]*-[0-9]+|new:[0-9]+)$'
+
+
+def lookup_key(value: object) -> object:
+    """A key to look up, in Jira's case: ``aurora-1`` → ``AURORA-1`` (Jira keys are upper-case).
+
+    A temp key (``new:5``) and anything else come back unchanged, for the caller's validation
+    to judge.
+    """
+    if type(value) is str and LOOKUP_KEY.fullmatch(value):
+        return value.upper()
+    return value
+
+
 def is_issue_key(value: object) -> bool:
     """A Jira issue key like ``AURORA-1640``."""
     return type(value) is str and ISSUE_KEY.fullmatch(value) is not None
@@ -425,7 +441,7 @@ def issue_or_temp_key_field(**kwargs) -> fields.String:
                          **kwargs)
 
 
-__all__ = ['REQUIRED_MESSAGE', 'INT64_MIN', 'INT64_MAX', 'Int', 'LenientInt', 'Number', 'Bool', 'Text', 'JiraId',
+__all__ = ['REQUIRED_MESSAGE', 'lookup_key', 'LOOKUP_KEY_PATTERN', 'INT64_MIN', 'INT64_MAX', 'Int', 'LenientInt', 'Number', 'Bool', 'Text', 'JiraId',
            'UtcTime', 'JiraTime', 'TIME_MESSAGE', 'AttachmentId', 'is_attachment_id',
            'ATTACHMENT_ID_PATTERN', 'Pattern', 'LenientSchema', 'issue_key_field', 'is_issue_key', 'is_temp_key',
            'is_int64', 'require_int', 'require_list', 'check_page', 'load', 'errors_of', 'flatten_errors',

@@ -6,14 +6,15 @@ import falcon
 
 from hublib import notes
 from hublib.db import Hub
-from hublib.validation import ISSUE_OR_TEMP_KEY_PATTERN
+from hublib.validation import LOOKUP_KEY_PATTERN
 
 from ..openapi import operation
 from ..schemas import media
 from ..schemas.notes import NoteSchema
 
 
-NOTE_KEY = {'key': {'type': 'string', 'pattern': ISSUE_OR_TEMP_KEY_PATTERN}}
+# A Jira key in any case (read in Jira's case) or a temp key.
+NOTE_KEY = {'key': {'type': 'string', 'pattern': LOOKUP_KEY_PATTERN}}
 
 
 class NoteResource:
