@@ -31,7 +31,7 @@ from . import modules
 from .db import Hub
 from .errors import ConflictError, NotFoundError, ValidationError
 from .models import Batch, BatchFollowup, Command, LateDone, SqlNames
-from .paging import decode_cursor, page
+from .paging import cursor_field, decode_cursor, page
 from .projects import require_project
 from .settings import pacing, stored_settings
 from .slices import natural_key
@@ -392,7 +392,7 @@ class BatchesQuery(Schema):
     project = fields.String(metadata={'description': 'метка проекта'})
     limit = LenientInt(minimum=1, maximum=LIMIT_MAX, load_default=LIMIT_DEFAULT,
                        metadata={'description': f'по умолчанию {LIMIT_DEFAULT}'})
-    cursor = fields.String(metadata={'description': 'next_cursor предыдущей страницы'})
+    cursor = cursor_field()
 
 
 # The status rule of contract §9.1 over a batch's command counts: one expression that both the

@@ -24,7 +24,7 @@ from .db import Hub, Prepared
 from .errors import NotFoundError
 from .models import (Issue, IssueAttachment, IssueChange, IssueComment, IssueLink, IssueMember,
                      IssueSprint, JiraBoard, JiraProject, JiraSprint, SyncRun)
-from .paging import decode_cursor, page
+from .paging import cursor_field, decode_cursor, page
 from .projects import require_project
 from .slices import NATURAL_KEY_SQL, natural_key
 from .timeutil import format_utc, to_utc
@@ -41,7 +41,7 @@ def _limit(default: int, maximum: int) -> LenientInt:
 
 
 class _Query(Schema):
-    cursor = fields.String(metadata={'description': 'next_cursor предыдущей страницы'})
+    cursor = cursor_field()
 
 
 class IssuesQuery(_Query):

@@ -6,7 +6,7 @@ import re
 import falcon
 
 from hublib import files
-from hublib.validation import load
+from hublib.validation import SHA256_PATTERN, load
 from hublib.db import Hub
 
 from ..openapi import operation
@@ -34,6 +34,7 @@ def content_type(mime_type: str | None) -> str:
 class FileResource(Resource):
     DOC = {'put': operation(
         'Загрузить файл вложения в хранилище', response=StoredFileSchema, status=(201, 200),
+        path={'sha256': {'type': 'string', 'pattern': SHA256_PATTERN}},
         request_content='application/octet-stream',
         description='Тело — байты файла (до 256 МиБ), имя — sha256 содержимого (64 строчные '
                     'шестнадцатеричные цифры). Несовпадение хэша — 422, файл не сохраняется.')}
