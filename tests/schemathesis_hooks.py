@@ -10,7 +10,7 @@ those rules, and leave negative ones untouched:
 - ``PUT /agent/files/{sha256}``: the name is the SHA-256 of the body;
 - ``POST /batches``: ``depends_on`` names an earlier command of the batch; a temp key (``new:N``)
   in a key field is one an earlier ``ensure_issue`` of the batch creates, and each temp key is
-  created once;
+  created once; a ``fetch_attachment`` names an attachment the mirror holds;
 - ``PUT /settings`` keeps the Jira configuration the run started with (``issue_types``,
   ``link_types``): the document lists the configured ones, and schemathesis reads it once.
 """
@@ -25,6 +25,7 @@ from schemathesis.transport.serialization import serialize_binary
 TEMP_KEY = re.compile(r'^new:[0-9]+$')
 KEY_FIELDS = ('key', 'epic_key', 'source_key', 'target_key')
 REAL_KEY = 'AURORA-1'
+REAL_ATTACHMENT = '4'  # in the mirror test_schemathesis.fill builds
 
 
 def _positive(case) -> bool:
@@ -43,6 +44,8 @@ def _keep_batch_rules(commands: list) -> None:
         params = command.get('params')
         if not isinstance(params, dict):
             continue
+        if command.get('type') == 'fetch_attachment' and 'attachment_id' in params:
+            params['attachment_id'] = REAL_ATTACHMENT
         for name in KEY_FIELDS:
             value = params.get(name)
             if isinstance(value, str) and TEMP_KEY.match(value) and value not in owned:
