@@ -67,3 +67,9 @@ def test_the_document_says_both_bodies_are_optional(client):
     paths = client.simulate_get('/openapi.json').json['paths']
     for path in ('/attachments/{attachment_id}/fetch', '/batches/{batch_id}/cancel'):
         assert paths[path]['post']['requestBody']['required'] is False, path
+
+
+@pytest.mark.parametrize('body, status', [('{bad', 400), ('null', 422), ('[]', 422)])
+def test_retry_with_a_bad_body_is_refused(client, client_headers, batch_id, body, status):
+    response = post(client, client_headers, f'/batches/{batch_id}/retry', body)
+    assert_error_shape(response, status)
