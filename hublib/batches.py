@@ -13,8 +13,9 @@ A batch is validated in three steps, each with its own answer:
    earlier command, a temp key is created once and only used after the ``ensure_issue`` that
    creates it, and no other batch's unfinished ``ensure_issue`` owns that temp key (a temp key
    names one future issue hub-wide, contract §9.4b): a ValidationError (422) naming the field;
-3. references to the hub's state (``fetch_attachment`` of an attachment not in the mirror):
-   NotFoundError (404) naming the field in its message — the batch is well formed.
+3. references to the hub's state (``fetch_attachment`` of an attachment not in the mirror): a
+   ValidationError (422) naming ``commands[<i>].params.<field>`` like every command error
+   (contract §9.1); only ``project``, which is not a command's, is a 404 when it names no project.
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from .db import Hub
 from .errors import ConflictError, NotFoundError, ValidationError
 from .models import (Batch, BatchFollowup, BatchRetry, Command, IssueNote, LateDone, SqlNames,
                      sql_list)
-from .paging import decode_cursor, page
+from .paging import cursor_field, decode_cursor, page
 from .projects import require_project
 from .settings import pacing, stored_settings
 from .slices import natural_key
@@ -50,6 +51,7 @@ HUB_AUTHOR = 'hub'
 FOLLOWUP_TITLE = 'Обновление после записи'
 
 BATCH_NOT_FOUND = 'пакета #{} нет'
+ALREADY_FINISHED = 'пакет уже завершён'
 COMMAND_NOT_FOUND = 'команды #{} нет'
 DEPENDS_ON_MESSAGE = 'ожидается номер (seq, с 1) более ранней команды этого пакета'
 
@@ -255,7 +257,7 @@ def _validated(hub: Hub, body: Mapping[str, Any]) -> dict:
         require_project(hub, values['project'])
     missing = _missing_references(hub, values['commands'])
     if missing:
-        raise NotFoundError('; '.join(f'{name}: {message}' for name, message in missing.items()))
+        raise ValidationError({name: [message] for name, message in missing.items()})
     return values
 
 
@@ -347,13 +349,28 @@ def insert_batch(hub: Hub, *, title: str, author: str | None, project: str | Non
     return batch_id
 
 
+class CancelRequest(Schema):
+    """Body of ``POST /batches/{id}/cancel``: optional, and an empty object when given."""
+
+
 def cancel_batch(hub: Hub, batch_id: int) -> dict:
-    """Cancel a batch: ``cancelled_at`` once, queued commands → cancelled. Idempotent."""
+    """Cancel a batch: ``cancelled_at`` once, queued commands → cancelled. Idempotent.
+
+    Decision (contract §15a): a batch whose commands are all terminal and that was never
+    cancelled has finished: ConflictError «пакет уже завершён», nothing changes (it must not read
+    «отменён» afterwards). A batch cancelled before is answered as it is, again and again.
+    """
     with hub.write():
         now = hub.now()
-        if Batch.update(cancelled_at=fn.COALESCE(Batch.cancelled_at, now)) \
-                .where(Batch.id == batch_id).execute(hub.db) != 1:
+        found = Batch.select(Batch.cancelled_at).where(Batch.id == batch_id).tuples() \
+            .execute(hub.db)
+        if not found:
             raise NotFoundError(BATCH_NOT_FOUND.format(batch_id))
+        if found[0][0] is None and not Command.select().where(
+                (Command.batch_id == batch_id) & Command.status.in_(ACTIVE)).exists(hub.db):
+            raise ConflictError(ALREADY_FINISHED)
+        Batch.update(cancelled_at=fn.COALESCE(Batch.cancelled_at, now)) \
+            .where(Batch.id == batch_id).execute(hub.db)
         cancelled = (Command.update(status='cancelled', finished_at=now)
                      .where((Command.batch_id == batch_id) & (Command.status == 'queued'))
                      .execute(hub.db))
@@ -544,7 +561,7 @@ class BatchesQuery(Schema):
     project = fields.String(metadata={'description': 'метка проекта'})
     limit = LenientInt(minimum=1, maximum=LIMIT_MAX, load_default=LIMIT_DEFAULT,
                        metadata={'description': f'по умолчанию {LIMIT_DEFAULT}'})
-    cursor = fields.String(metadata={'description': 'next_cursor предыдущей страницы'})
+    cursor = cursor_field()
 
 
 # The status rule of contract §9.1 over a batch's command counts: one expression that both the
@@ -615,4 +632,4 @@ def batches(hub: Hub, *, status: str | None = None, project: str | None = None,
 __all__ = ['create_batch', 'submit_batch', 'is_dry_run', 'retry_batch', 'retry_commands',
            'next_temp_key', 'temp_key_owners', 'TempKeysQuery', 'RetryBody', 'insert_batch', 'cancel_batch', 'batch', 'batches', 'command',
            'batch_schema', 'batch_schema_for', 'command_schemas', 'follow_writes', 'BatchesQuery',
-           'CommandIn', 'command_dict', 'HUB_AUTHOR']
+           'CancelRequest', 'CommandIn', 'command_dict', 'HUB_AUTHOR']

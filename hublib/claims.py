@@ -28,7 +28,7 @@ from .notes import merge_note
 from .settings import base_jql, pacing_of
 from .statuses import ACTIVE, DONE_STATUSES, NOT_DONE, REPORT_STATUSES, TERMINAL
 from .syncjournal import close_run, latest_full_run_started, open_run, restart_run
-from .timeutil import format_utc, minutes_before, parse_utc
+from .timeutil import FUTURE_TOLERANCE, format_utc, minutes_before, parse_utc
 from .validation import Int, LenientSchema, UtcTime, is_issue_key, is_temp_key, load
 
 MAX_DELIVERIES = 3
@@ -365,10 +365,19 @@ def submit_claim(hub: Hub, body: Mapping[str, Any]) -> dict:
 
 # --- report ----------------------------------------------------------------------------------------
 
-def _checked_result(type_name: str, result: dict | None) -> dict | None:
-    """``result`` when it fits the result schema of its type (field names ``result.<field>``)."""
+DONE_REQUIRES_MESSAGE = 'обязательное поле в отчёте со статусом done'
+
+
+def _checked_result(type_name: str, status: str, result: dict | None) -> dict | None:
+    """``result`` when it fits the result schema of its type (field names ``result.<field>``)
+    and, for ``done``, carries what the type needs of a done command (``done_requires``)."""
     if result is not None:
         load(_RESULTS[type_name], result, prefix='result')
+    if status == 'done':
+        missing = [name for name in modules.command_type(type_name).done_requires
+                   if (result or {}).get(name) is None]
+        if missing:
+            raise ValidationError({f'result.{name}': [DONE_REQUIRES_MESSAGE] for name in missing})
     return result
 
 
@@ -405,7 +414,14 @@ def report_command(hub: Hub, command_id: int, *, agent: str, status: str,
 def submit_report(hub: Hub, command_id: int, body: Mapping[str, Any]) -> dict:
     """Record the agent's report of a delivery (contract §9.4): the body of
     ``POST /agent/commands/{id}/report``, checked once by :class:`ReportBody`; the command plus
-    ``late``."""
+    ``late``.
+
+    Decisions: a ``done`` report must carry what its type needs (``ensure_issue``: ``result.key``;
+    ``fetch_attachment``: ``result.sha256``), else 422 and the command stays claimed. A report on
+    a command already done, confirmed or skipped is idempotent only as a repetition: the same
+    status and result → 200, nothing changes; a different status or result → 409 (the hub keeps
+    the outcome it recorded first). Counters and ``error`` of a repetition are not compared.
+    """
     args = load(_REPORT_BODY, body)
     module = modules.MODULES[args['agent']]
     status, result = args['status'], args['result']
@@ -419,10 +435,16 @@ def submit_report(hub: Hub, command_id: int, body: Mapping[str, Any]) -> dict:
                 f'команда #{command_id} принадлежит модулю {owner}, не {module.name}')
         if item['status'] == 'queued':
             raise ConflictError(f'команда #{command_id} ещё не выдана агенту')
+        result = _checked_result(item['type'], status, result)
         late = item['status'] in ('failed', 'cancelled')
         if item['status'] not in ('claimed', 'failed', 'cancelled'):
-            return {**item, 'late': False}  # done, confirmed_by_state, skipped: changes nothing
-        result = _checked_result(item['type'], result)
+            # done, confirmed_by_state, skipped: the outcome is recorded; the same report again
+            # (a lost answer) changes nothing, another one contradicts it
+            if (status, result) != (item['status'], item['result']):
+                raise ConflictError(
+                    f'команда #{command_id} уже завершена со статусом {item["status"]}; отчёт с '
+                    'другим статусом или результатом не принят')
+            return {**item, 'late': False}
         now = hub.now()
         if late:
             if result is not None:
@@ -454,7 +476,8 @@ def _online(last_seen_at: str | None, now: datetime) -> bool:
     if not last_seen_at:
         return False
     try:
-        return now - parse_utc(last_seen_at) < timedelta(minutes=ONLINE_MINUTES)
+        return -FUTURE_TOLERANCE <= now - parse_utc(last_seen_at) \
+            < timedelta(minutes=ONLINE_MINUTES)
     except ValueError:
         return False
 

@@ -27,8 +27,9 @@ from .errors import ConflictError, NotFoundError
 from .models import (Command, Issue, IssueAttachment, IssueComment, IssueLink, IssueSprint,
                      JiraBoard, JiraProject, JiraSprint, RefreshWritten, SqlNames, SyncRun)
 from .timeutil import to_utc
-from .validation import (ISSUE_KEY, Bool, Int, JiraId, LenientSchema, Number, Text, check_page,
-                         is_int64, issue_key_field, load, require_int)
+from .validation import (ISSUE_KEY, AttachmentId, Bool, Int, JiraId, JiraTime, LenientSchema,
+                         Number, Text, check_page, is_attachment_id, is_int64, issue_key_field,
+                         load, require_int)
 
 LINK_DIRECTIONS = ('outward', 'inward')
 BOARD_TYPES = ('scrum', 'kanban')
@@ -39,11 +40,19 @@ def _string_fields(*names: str) -> dict[str, fields.Field]:
     return {name: fields.String(allow_none=True) for name in names}
 
 
+def _times(*names: str) -> dict[str, fields.Field]:
+    return {name: JiraTime(allow_none=True) for name in names}
+
+
 ISSUE_TEXT_FIELDS = ('id', 'issue_type', 'summary', 'description', 'status', 'priority', 'assignee',
                      'reporter', 'duedate', 'planned_start', 'planned_end', 'epic_key', 'sprint',
-                     'rank', 'updated', 'created')
-COMMENT_TEXT_FIELDS = ('author', 'created', 'updated', 'body')
-ATTACHMENT_TEXT_FIELDS = ('filename', 'mime_type', 'author', 'created')
+                     'rank')
+ISSUE_TIME_FIELDS = ('updated', 'created')
+COMMENT_TEXT_FIELDS = ('author', 'body')
+COMMENT_TIME_FIELDS = ('created', 'updated')
+ATTACHMENT_TEXT_FIELDS = ('filename', 'mime_type', 'author')
+ATTACHMENT_TIME_FIELDS = ('created',)
+SPRINT_TIME_FIELDS = ('start_date', 'end_date', 'complete_date')
 
 
 class LinkIn(LenientSchema):
@@ -53,14 +62,17 @@ class LinkIn(LenientSchema):
 
 
 CommentIn = LenientSchema.from_dict(
-    {'id': JiraId(required=True), **_string_fields(*COMMENT_TEXT_FIELDS)}, name='CommentIn')
+    {'id': JiraId(required=True), **_string_fields(*COMMENT_TEXT_FIELDS),
+     **_times(*COMMENT_TIME_FIELDS)}, name='CommentIn')
 AttachmentIn = LenientSchema.from_dict(
-    {'id': JiraId(required=True), 'size': Int(minimum=0, allow_none=True),
-     **_string_fields(*ATTACHMENT_TEXT_FIELDS)}, name='AttachmentIn')
+    {'id': AttachmentId(required=True), 'size': Int(minimum=0, allow_none=True),
+     **_string_fields(*ATTACHMENT_TEXT_FIELDS), **_times(*ATTACHMENT_TIME_FIELDS)},
+    name='AttachmentIn')
 
 IssueIn = LenientSchema.from_dict({
     'key': issue_key_field(required=True),
     **_string_fields(*ISSUE_TEXT_FIELDS),
+    **_times(*ISSUE_TIME_FIELDS),
     'labels': fields.List(fields.String(), allow_none=True),
     'story_points': Number(allow_none=True),
     'neighbor': Bool(allow_none=True),
@@ -82,22 +94,34 @@ class StateBody(LenientSchema):
 # --- the fast twin of IssueIn -----------------------------------------------------------------------
 
 _TEXT = (str, type(None))
+# to_utc, remembered: a page repeats its times (every field of a history record shares one), and
+# the rows are built from the same values the check has just read.
+utc = functools.lru_cache(maxsize=65536)(to_utc)
+
+
+def time_ok(value: object) -> bool:
+    """Whether ``JiraTime(allow_none=True)`` accepts ``value`` (hot path)."""
+    return value is None or (type(value) is str and utc(value) is not None)
 
 
 def _is_id(value: object) -> bool:
     return (type(value) is str and value != '') or is_int64(value)
 
 
-def _entries_ok(entries: object, texts: tuple[str, ...], sized: bool) -> bool:
+def _entries_ok(entries: object, is_id, texts: tuple[str, ...], times: tuple[str, ...],
+                sized: bool) -> bool:
     if entries is None:
         return True
     if type(entries) is not list:
         return False
     for entry in entries:
-        if type(entry) is not dict or not _is_id(entry.get('id')):
+        if type(entry) is not dict or not is_id(entry.get('id')):
             return False
         for name in texts:
             if type(entry.get(name)) not in _TEXT:
+                return False
+        for name in times:
+            if not time_ok(entry.get(name)):
                 return False
         size = entry.get('size') if sized else None
         if size is not None and not (is_int64(size) and size >= 0):
@@ -115,6 +139,9 @@ def issue_ok(issue: object) -> bool:
         return False
     for name in ISSUE_TEXT_FIELDS:
         if type(get(name)) not in _TEXT:
+            return False
+    for name in ISSUE_TIME_FIELDS:
+        if not time_ok(get(name)):
             return False
     labels, points, neighbor = get('labels'), get('story_points'), get('neighbor')
     if labels is not None and (type(labels) is not list
@@ -134,8 +161,9 @@ def issue_ok(issue: object) -> bool:
                     or type(link.get('type')) is not str or not link['type']
                     or type(link.get('key')) is not str or not link['key']):
                 return False
-    if not (_entries_ok(get('comments'), COMMENT_TEXT_FIELDS, False)
-            and _entries_ok(get('attachments'), ATTACHMENT_TEXT_FIELDS, True)):
+    if not (_entries_ok(get('comments'), _is_id, COMMENT_TEXT_FIELDS, COMMENT_TIME_FIELDS, False)
+            and _entries_ok(get('attachments'), is_attachment_id, ATTACHMENT_TEXT_FIELDS,
+                            ATTACHMENT_TIME_FIELDS, True)):
         return False
     sprint_ids = get('sprint_ids')
     return sprint_ids is None or (type(sprint_ids) is list
@@ -143,9 +171,6 @@ def issue_ok(issue: object) -> bool:
 
 
 # --- state ingest -------------------------------------------------------------------------------------
-
-# to_utc, remembered: a page repeats its times (every field of a history record shares one).
-utc = functools.lru_cache(maxsize=65536)(to_utc)
 
 # The page's statements, in the order of the values ``_rows`` makes for them.
 _ISSUE_FIELDS = ('key', 'id', 'issue_type', 'summary', 'description', 'status', 'priority',
@@ -287,9 +312,9 @@ class ColumnIn(LenientSchema):
     statuses = fields.List(fields.String(), required=True)
 
 
-SPRINT_TEXT_FIELDS = ('name', 'state', 'start_date', 'end_date', 'complete_date', 'goal')
-SprintIn = LenientSchema.from_dict({'id': Int(required=True), **_string_fields(*SPRINT_TEXT_FIELDS)},
-                                   name='SprintIn')
+SPRINT_FIELDS = ('name', 'state', 'start_date', 'end_date', 'complete_date', 'goal')
+SprintIn = LenientSchema.from_dict({'id': Int(required=True), **_string_fields('name', 'state', 'goal'),
+                                    **_times(*SPRINT_TIME_FIELDS)}, name='SprintIn')
 # Rows per statement of the boards' upserts: at most 800 values, below the 999 of old SQLite builds.
 _CHUNK = 100
 
@@ -329,7 +354,7 @@ def ingest_boards(hub: Hub, agent: str, command_id: int | None, boards: list[dic
             'columns': json.dumps(columns, ensure_ascii=False) if columns is not None else None,
             'kanban_backlog': board.get('kanban_backlog'), 'fetched_at': now})
         sprint_rows.extend({'sprint_id': sprint['id'], 'board_id': board['board_id'],
-                            **{name: sprint.get(name) for name in SPRINT_TEXT_FIELDS}}
+                            **{name: sprint.get(name) for name in SPRINT_FIELDS}}
                            for sprint in board.get('sprints') or ())
     with hub.write():
         for chunk in chunked(board_rows, _CHUNK):
@@ -343,4 +368,4 @@ def ingest_boards(hub: Hub, agent: str, command_id: int | None, boards: list[dic
 
 
 __all__ = ['IssueIn', 'StateBody', 'BoardsBody', 'issue_ok', 'validate_issues', 'ingest_state',
-           'ingest_boards', 'utc']
+           'ingest_boards', 'utc', 'time_ok']

@@ -11,7 +11,8 @@ from . import fields, validators
 from .db import Hub
 from .errors import NotFoundError
 from .models import IssueNote
-from .validation import NOT_BLANK_PATTERN, Pattern, Schema, Text, issue_or_temp_key_field, load
+from .validation import (NOT_BLANK_PATTERN, Pattern, Schema, Text, issue_or_temp_key_field, load,
+                         lookup_key)
 
 TEXT_FIELDS = ('work_kind', 'done_text', 'rest_text', 'owner_note')
 TEXT_MAX = 20000
@@ -27,7 +28,8 @@ NoteKey = Schema.from_dict({'key': issue_or_temp_key_field(required=True)}, name
 
 
 def _checked_key(key: str) -> str:
-    return load(NoteKey, {'key': key})['key']
+    """A Jira key (in Jira's case, whatever case it was typed in) or a temp key."""
+    return load(NoteKey, {'key': lookup_key(key)})['key']
 
 
 def _row(hub: Hub, key: str) -> dict | None:
@@ -37,7 +39,8 @@ def _row(hub: Hub, key: str) -> dict | None:
 
 def note(hub: Hub, key: str) -> dict:
     """The note of ``key`` (a Jira key or a temp key); NotFoundError when the key has none."""
-    found = _row(hub, _checked_key(key))
+    key = _checked_key(key)
+    found = _row(hub, key)
     if found is None:
         raise NotFoundError(f'у {key} нет заметки')
     return found

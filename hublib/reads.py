@@ -27,11 +27,11 @@ from .errors import NotFoundError, ValidationError
 from .models import (Issue, IssueAttachment, IssueChange, IssueComment, IssueLink, IssueMember,
                      IssueNote, IssueSearch, IssueSprint, JiraBoard, JiraProject, JiraSprint,
                      SqlNames, SyncRun)
-from .paging import decode_cursor, page
+from .paging import cursor_field, decode_cursor, page
 from .projects import require_project
 from .slices import NATURAL_KEY_SQL, natural_key
 from .timeutil import format_utc, to_utc
-from .validation import LenientInt, Schema, UtcTime, load
+from .validation import LenientInt, Schema, UtcTime, load, lookup_key
 
 ISSUE_COLUMNS = tuple(name for name in Issue._meta.sorted_field_names)
 NOTE_COLUMNS = tuple(name for name in IssueNote._meta.sorted_field_names if name != 'key')
@@ -49,7 +49,7 @@ def _limit(default: int, maximum: int) -> LenientInt:
 
 
 class _Query(Schema):
-    cursor = fields.String(metadata={'description': 'next_cursor предыдущей страницы'})
+    cursor = cursor_field()
 
 
 class IssuesQuery(_Query):
@@ -495,7 +495,10 @@ _CARD_SPRINTS = Prepared(lambda p: IssueSprint.select(
 
 
 def issue_card(hub: Hub, key: str) -> dict:
-    """One issue with links both ways, comments, attachments (with state), sprints and note."""
+    """One issue with links both ways, comments, attachments (with state), sprints and note.
+
+    ``key`` in any case (``aurora-1``): Jira keys are upper-case (``validation.lookup_key``)."""
+    key = lookup_key(key)
     with hub.read():
         found = _select_issues(hub, f'{_ISSUE} i', f'i.{_ISSUE.neighbor}',
                                [f'i.{_ISSUE.key} = :key'], {'key': key})
@@ -565,8 +568,8 @@ def change_feed(hub: Hub, *, since: datetime | str | None = None,
                 project: str | None = None, field: str | None = None, limit: int = 500,
                 cursor: str | None = None) -> dict:
     """Change rows with ``at`` set, by (at, history_id, seq); ``since`` inclusive, ``until`` not."""
-    args = _args(ChangesQuery, since=since, until=until, key=key, project=project, field=field,
-                 limit=limit, cursor=cursor)
+    args = _args(ChangesQuery, since=since, until=until, key=lookup_key(key), project=project,
+                 field=field, limit=limit, cursor=cursor)
     with hub.read():
         return _changes(hub, args)
 
@@ -575,6 +578,7 @@ def issue_changes(hub: Hub, key: str, *, since: datetime | str | None = None,
                   until: datetime | str | None = None, field: str | None = None,
                   limit: int = 500, cursor: str | None = None) -> dict:
     """The change feed of one issue (404 when the issue is neither mirrored nor has changes)."""
+    key = lookup_key(key)
     args = _args(IssueChangesQuery, since=since, until=until, field=field, limit=limit,
                  cursor=cursor)
     with hub.read():
@@ -587,16 +591,36 @@ def issue_changes(hub: Hub, key: str, *, since: datetime | str | None = None,
 
 # --- sync journal ----------------------------------------------------------------------------------
 
+# A list row shows the first characters of a run's query (a keys refresh lists every key): pages
+# stay small; the single run (:func:`sync_run`) has it whole.
+SYNC_QUERY_CUT = 200
+_RUN_LIST_FIELDS = [field if field is not SyncRun.query
+                    else fn.SUBSTR(SyncRun.query, 1, SYNC_QUERY_CUT).alias('query')
+                    for field in SyncRun._meta.sorted_fields]
+SYNC_RUN_NOT_FOUND = 'запуска синхронизации #{} нет'
+
+
 def sync_runs(hub: Hub, *, limit: int = 100, cursor: str | None = None) -> dict:
-    """The sync journal, newest first."""
+    """The sync journal, newest first; ``query`` cut to 200 characters (``query_truncated``)."""
     args = _args(PageQuery, limit=limit, cursor=cursor)
     after = decode_cursor(args.get('cursor'), (int,))
-    query = SyncRun.select().order_by(SyncRun.id.desc()).limit(args['limit'] + 1)
+    query = (SyncRun.select(*_RUN_LIST_FIELDS, (fn.LENGTH(SyncRun.query) > SYNC_QUERY_CUT)
+                            .alias('query_truncated'))
+             .order_by(SyncRun.id.desc()).limit(args['limit'] + 1))
     if after is not None:
         query = query.where(SyncRun.id < after[0])
-    rows, next_cursor = page(list(query.dicts().execute(hub.db)), args['limit'],
-                             lambda row: [row['id']])
+    rows = [{**row, 'query_truncated': bool(row['query_truncated'])}
+            for row in query.dicts().execute(hub.db)]
+    rows, next_cursor = page(rows, args['limit'], lambda row: [row['id']])
     return {'items': rows, 'next_cursor': next_cursor}
+
+
+def sync_run(hub: Hub, run_id: int) -> dict:
+    """One run of the sync journal with its whole query; NotFoundError when there is none."""
+    found = SyncRun.select().where(SyncRun.id == run_id).dicts().execute(hub.db)
+    if not found:
+        raise NotFoundError(SYNC_RUN_NOT_FOUND.format(run_id))
+    return {**found[0], 'query_truncated': False}
 
 
 # --- boards and sprints ----------------------------------------------------------------------------

@@ -253,6 +253,27 @@ def tokens(hub: Hub) -> dict[str, str]:
     return setting(hub, 'tokens', {})
 
 
+TOKEN_ROLES = ('agent', 'client')
+
+
+def rotate_token(hub: Hub, role: str) -> dict[str, str]:
+    """A new random token for ``role`` (``agent`` or ``client``); both tokens as now stored.
+
+    Tokens are not settings an agent follows: ``settings_version`` does not move. A running
+    server takes the new token at once and refuses the old one within a second
+    (``hubweb.auth.TokenAuth``).
+    """
+    if role not in TOKEN_ROLES:
+        raise ValidationError({'role': [f'ожидается одно из: {", ".join(TOKEN_ROLES)}']})
+    with hub.write():
+        current = setting(hub, 'tokens', {})
+        current = {**(current if isinstance(current, dict) else {}),
+                   role: secrets.token_urlsafe(32)}
+        _write(hub, {'tokens': current})
+        return current
+
+
 __all__ = ['SettingsChange', 'AgentQuery', 'validate_changes', 'stored_settings', 'setting', 'ensure_defaults',
            'update_settings', 'pacing', 'pacing_of', 'project_labels', 'base_jql', 'client_settings', 'agent_settings', 'tokens',
+           'rotate_token', 'TOKEN_ROLES',
            'DEFAULT_PACING', 'DEFAULT_BACKUP_KEEP']

@@ -35,6 +35,22 @@ TEMP_KEY = re.compile(TEMP_KEY_PATTERN)
 ISSUE_KEY_MESSAGE = 'ожидается ключ задачи Jira, например AURORA-1'
 
 
+# A key as a person types it: Jira's shape in any (ASCII) case.
+LOOKUP_KEY = re.compile(r'[A-Za-z][A-Za-z0-9_]*-[0-9]+')
+LOOKUP_KEY_PATTERN = r'^(?:[A-Za-z][A-Za-z0-9_]*-[0-9]+|new:[0-9]+)$'
+
+
+def lookup_key(value: object) -> object:
+    """A key to look up, in Jira's case: ``aurora-1`` → ``AURORA-1`` (Jira keys are upper-case).
+
+    A temp key (``new:5``) and anything else come back unchanged, for the caller's validation
+    to judge.
+    """
+    if type(value) is str and LOOKUP_KEY.fullmatch(value):
+        return value.upper()
+    return value
+
+
 def is_issue_key(value: object) -> bool:
     """A Jira issue key like ``AURORA-1640``."""
     return type(value) is str and ISSUE_KEY.fullmatch(value) is not None
@@ -136,6 +152,34 @@ class JiraId(fields.String):
     default_error_messages = {'invalid': 'ожидается id: непустая строка или целое'}
 
 
+# Jira's attachment ids are decimal numbers: as a string (the REST API's form) 1 to 19 ASCII
+# digits, the most an int64 prints. The id goes into URLs (/attachments/{id}), so anything else
+# (a '/', a space, '..') would be stored but never reachable.
+ATTACHMENT_ID_PATTERN = r'^[0-9]{1,19}$'
+ATTACHMENT_ID = re.compile(ATTACHMENT_ID_PATTERN)
+ATTACHMENT_ID_MESSAGE = 'ожидается id вложения Jira: от 1 до 19 десятичных цифр'
+
+
+def is_attachment_id(value: object) -> bool:
+    """A Jira attachment id: 1 to 19 decimal digits, or a non-negative 64-bit integer."""
+    if type(value) is str:
+        return ATTACHMENT_ID.fullmatch(value) is not None
+    return type(value) is int and 0 <= value <= INT64_MAX
+
+
+class AttachmentId(fields.String):
+    """A Jira attachment id (:func:`is_attachment_id`), kept as its string."""
+
+    OPENAPI = {'oneOf': [{'type': 'string', 'pattern': ATTACHMENT_ID_PATTERN},
+                         {'type': 'integer', 'minimum': 0, 'maximum': INT64_MAX}]}
+    default_error_messages = {'invalid': ATTACHMENT_ID_MESSAGE}
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not is_attachment_id(value):
+            raise self.make_error('invalid')
+        return str(value)
+
+
 class UtcTime(fields.Field):
     """A moment: an ISO-8601 string (``Z``, ``+0300``, ``+03:00``, none = UTC) or a datetime.
 
@@ -155,6 +199,28 @@ class UtcTime(fields.Field):
         if normalized is None:
             raise self.make_error('invalid')
         return parse_utc(normalized)
+
+
+TIME_MESSAGE = 'неверное время: ожидается ISO-8601, например 2026-10-22T09:00:00.000+0300'
+
+
+class JiraTime(fields.String):
+    """A Jira time as the agent sends it (``2026-10-22T09:00:00.000+0300``), kept as its string.
+
+    One that :func:`timeutil.to_utc` cannot read (``garbage``, ``2026-02-30T…``, an offset of
+    ``+9999``, a date where a time belongs, an empty string) is refused: stored, it would have no
+    hub time and its row would never show up in a feed. ``null`` is "not known" where the field
+    allows it.
+    """
+
+    OPENAPI = {'type': 'string', 'format': 'date-time'}
+    default_error_messages = {'time': TIME_MESSAGE}
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        text = super()._deserialize(value, attr, data, **kwargs)
+        if to_utc(text) is None:
+            raise self.make_error('time')
+        return text
 
 
 class Pattern(validators.Regexp):
@@ -181,11 +247,22 @@ def issue_key_field(**kwargs) -> fields.String:
     return fields.String(validate=Pattern(ISSUE_KEY_PATTERN, ISSUE_KEY_MESSAGE), **kwargs)
 
 
+REQUIRED_MESSAGE = 'обязательное поле'
+
+
 class LenientSchema(Schema):
-    """A schema that ignores keys it does not know (an agent may send more than the hub keeps)."""
+    """A schema that ignores keys it does not know (an agent may send more than the hub keeps).
+
+    A required field given as null is named like a missing one, «обязательное поле»: an adapter
+    that reads a body with ``body.get(name)`` passes a missing field on as null.
+    """
 
     class Meta:
         unknown = marshmallow.EXCLUDE
+
+    def on_bind_field(self, field_name: str, field_obj: fields.Field) -> None:
+        if field_obj.required and not field_obj.allow_none:
+            field_obj.error_messages = {**field_obj.error_messages, 'null': REQUIRED_MESSAGE}
 
 
 def is_int64(value: object) -> bool:
@@ -195,8 +272,10 @@ def is_int64(value: object) -> bool:
 
 def require_int(value: object, name: str, *, required: bool = True) -> int | None:
     """``value`` when it is a 64-bit integer (or ``None`` when optional), else a ValidationError."""
-    if value is None and not required:
-        return None
+    if value is None:
+        if not required:
+            return None
+        raise ValidationError({name: [REQUIRED_MESSAGE]})
     if not is_int64(value):
         raise ValidationError({name: ['ожидается целое число']})
     return value
@@ -204,6 +283,8 @@ def require_int(value: object, name: str, *, required: bool = True) -> int | Non
 
 def require_list(value: object, name: str) -> list:
     """``value`` when it is a list, else a ValidationError naming ``name``."""
+    if value is None:
+        raise ValidationError({name: [REQUIRED_MESSAGE]})
     if not isinstance(value, list):
         raise ValidationError({name: ['ожидается список']})
     return value
@@ -316,8 +397,11 @@ def issue_or_temp_key_field(**kwargs) -> fields.String:
                          **kwargs)
 
 
-__all__ = ['Schema', 'SCHEMA_MESSAGES', 'FIELD_MESSAGES', 'INT64_MIN', 'INT64_MAX', 'Int', 'LenientInt', 'Number', 'Bool', 'Text', 'JiraId',
-           'UtcTime', 'Pattern', 'LenientSchema', 'issue_key_field', 'is_issue_key', 'is_temp_key',
+__all__ = ['Schema', 'SCHEMA_MESSAGES', 'FIELD_MESSAGES', 'REQUIRED_MESSAGE', 'lookup_key',
+           'LOOKUP_KEY_PATTERN', 'INT64_MIN', 'INT64_MAX', 'Int', 'LenientInt', 'Number', 'Bool',
+           'Text', 'JiraId', 'UtcTime', 'JiraTime', 'TIME_MESSAGE', 'AttachmentId',
+           'is_attachment_id', 'ATTACHMENT_ID_PATTERN', 'Pattern', 'LenientSchema',
+           'issue_key_field', 'is_issue_key', 'is_temp_key',
            'is_int64', 'require_int', 'require_list', 'check_page', 'load', 'errors_of', 'flatten_errors',
            'ISSUE_KEY_PATTERN', 'TEMP_KEY_PATTERN', 'WHITESPACE', 'NOT_BLANK_PATTERN',
            'ISSUE_OR_TEMP_KEY_PATTERN', 'SHA256_PATTERN', 'stripped_pattern', 'StrippedText',

@@ -195,7 +195,7 @@ def test_newer_schema_is_refused_exit_1_naming_v10(data_dir, command):
 def test_usage_errors_exit_2(args):
     result = run(*args)
     assert result.returncode == 2
-    assert 'usage: sdlc-hub' in result.stderr and 'Traceback' not in result.stderr
+    assert 'использование: sdlc-hub' in result.stderr and 'Traceback' not in result.stderr
 
 
 def test_data_defaults_to_env(tmp_path, monkeypatch, capsys):

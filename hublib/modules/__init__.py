@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 from .. import fields, validators
 from ..errors import ValidationError
-from ..validation import Schema
+from ..validation import REQUIRED_MESSAGE, Schema
 from . import jira, wiki
 from .base import CommandType, Module
 
@@ -30,6 +30,8 @@ def agent_field(**metadata: Any) -> fields.String:
 
 def get_module(name: object) -> Module:
     """The registered module called ``name``, or a ValidationError naming ``agent``."""
+    if name is None:
+        raise ValidationError({'agent': [REQUIRED_MESSAGE]})
     if not isinstance(name, str) or name not in MODULES:
         raise ValidationError(
             {'agent': [f'неизвестный модуль; ожидается один из: {", ".join(MODULES)}']})

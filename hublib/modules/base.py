@@ -11,7 +11,7 @@ from ..validation import Schema
 # must name a configured key, e.g. ``issue_type`` one of ``issue_types``).
 ParamsSchema = Callable[[Mapping[str, Any]], Schema]
 # Names the params that refer to state the hub must hold (``{param: message}``, empty when all
-# is there): a reference to a missing thing is a 404, not a malformed command.
+# is there): a 422 naming ``commands[i].params.<param>``, like every other command error.
 References = Callable[[Hub, Mapping[str, Any]], dict[str, str]]
 
 
@@ -32,6 +32,9 @@ class CommandType:
     # (contract §9.4a).
     writes: bool = False
     references: References | None = None
+    # ``result`` fields a ``done`` report must carry (what the hub does with a done command needs
+    # them: the key of the created issue, the file of the download).
+    done_requires: tuple[str, ...] = ()
 
     def params_schema(self, settings: Mapping[str, Any]) -> Schema:
         """The params schema under ``settings`` (the published contract of this type)."""

@@ -31,14 +31,18 @@ from peewee import fn
 from .. import fields, validators
 from ..db import Hub
 from ..models import IssueAttachment, IssueMember
-from ..validation import (NOT_BLANK_PATTERN, SHA256_PATTERN, TEMP_KEY_PATTERN, WHITESPACE, Int,
-                          JiraId, LenientSchema, Pattern, Schema, StrippedText, Text,
+from ..validation import (NOT_BLANK_PATTERN, SHA256_PATTERN, TEMP_KEY_PATTERN, WHITESPACE,
+                          AttachmentId, Int, LenientSchema, Pattern, Schema, StrippedText, Text,
                           issue_key_field, issue_or_temp_key_field)
 from .base import CommandType, Module
 
 DEPRECATED_SETTINGS = ('status_labels', 'transitions_map')
 
 SUMMARY_MAX = 255
+# Keys per refresh: a refresh is one sync run whose query lists them all (10,000 keys ≈ 120 KB);
+# more is a job for a jql refresh or several batches. The hub's own read-your-writes refresh is
+# queued without this check.
+REFRESH_KEYS_MAX = 10000
 TEXT_MAX = 32000
 ESTIMATED_CALLS_ENSURE_ISSUE = 3
 DATE_PATTERN = r'^[0-9]{4}-[0-9]{2}-[0-9]{2}$'
@@ -96,8 +100,10 @@ class RefreshParams(Params):
          'not': {'required': ['jql'], 'properties': {'jql': {'type': 'string'}}}}]}
 
     jql = _long_text(allow_none=True)
-    keys = fields.List(issue_key_field(), allow_none=True, validate=validators.Length(
-        min=1, error='ожидается непустой список ключей задач'))
+    keys = fields.List(issue_key_field(), allow_none=True, validate=[
+        validators.Length(min=1, error='ожидается непустой список ключей задач'),
+        validators.Length(max=REFRESH_KEYS_MAX,
+                          error=f'больше {REFRESH_KEYS_MAX} ключей в одном обновлении')])
     board_id = Int(minimum=1, allow_none=True,
                    metadata={'description': 'доска команд, поставленных до миграции v4'})
 
@@ -161,7 +167,7 @@ class FetchAttachmentParams(Params):
     """``fetch_attachment``: ``attachment_id`` of an attachment in the mirror."""
 
     # Jira ids are numeric strings; the number is accepted too and stored as its string.
-    attachment_id = JiraId(required=True)
+    attachment_id = AttachmentId(required=True)
 
 
 @functools.lru_cache(maxsize=64)
@@ -261,7 +267,7 @@ COMMAND_TYPES = {
     'refresh': CommandType('refresh', _static(RefreshParams), RefreshResult, estimate_refresh),
     'ensure_issue': CommandType('ensure_issue', ensure_issue_params, EnsureIssueResult,
                                 ESTIMATED_CALLS_ENSURE_ISSUE, key_fields=('epic_key',),
-                                writes=True),
+                                writes=True, done_requires=('key',)),
     'ensure_link': CommandType('ensure_link', ensure_link_params, AnyResult,
                                key_fields=('source_key', 'target_key'), writes=True),
     'add_comment': CommandType('add_comment', _static(AddCommentParams), AnyResult,
@@ -269,7 +275,8 @@ COMMAND_TYPES = {
     'transition': CommandType('transition', _static(TransitionParams), AnyResult,
                               key_fields=('key',), writes=True),
     'fetch_attachment': CommandType('fetch_attachment', _static(FetchAttachmentParams),
-                                    FetchAttachmentResult, references=missing_attachment),
+                                    FetchAttachmentResult, references=missing_attachment,
+                                    done_requires=('sha256',)),
 }
 
 MODULE = Module(name='jira', command_types=COMMAND_TYPES,

@@ -144,14 +144,14 @@ def test_duplicate_temp_key_in_batch(configured):
     assert 'commands[1].params.temp_key' in error.value.fields
 
 
-def test_fetch_attachment_of_an_attachment_not_in_the_mirror_is_404_naming_the_field(configured):
-    # A well-formed command that refers to a missing thing: 404, not 422 (the batch is valid by
-    # the published schema); nothing is created.
-    with pytest.raises(NotFoundError) as error:
+def test_fetch_attachment_of_an_attachment_not_in_the_mirror_is_422_naming_the_field(configured):
+    # Every command error is a 422 naming commands[i].params.<field> (contract §9.1), a reference
+    # to an attachment the mirror does not hold too; nothing is created.
+    with pytest.raises(ValidationError) as error:
         queue.create_batch(configured, title='t', commands=[
             comment(), {'type': 'fetch_attachment', 'params': {'attachment_id': '31337'}}])
-    assert 'commands[1].params.attachment_id' in error.value.message
-    assert '31337' in error.value.message
+    assert list(error.value.fields) == ['commands[1].params.attachment_id']
+    assert '31337' in error.value.fields['commands[1].params.attachment_id'][0]
     assert configured.db.execute_sql('SELECT count(*) FROM batch').fetchone()[0] == 0
 
 
@@ -369,7 +369,7 @@ def test_dry_run_validates_like_a_real_creation_and_stores_nothing(configured, c
 
 @pytest.mark.parametrize('commands, error', [
     ([comment(key='new:1')], ValidationError),
-    ([{'type': 'fetch_attachment', 'params': {'attachment_id': '404'}}], NotFoundError),
+    ([{'type': 'fetch_attachment', 'params': {'attachment_id': '404'}}], ValidationError),
 ])
 def test_dry_run_refuses_what_a_real_creation_refuses(configured, commands, error):
     with pytest.raises(error):
