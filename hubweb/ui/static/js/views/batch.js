@@ -63,6 +63,11 @@ function cancelControls(batch, refresh) {
       const updated = await post(`/batches/${seg(batch.id)}/cancel`);
       refresh(updated, 'Пакет отменён.');
     } catch (error) {
+      if (error.status === 409) {
+        // the agent finished it meanwhile (409 «пакет уже завершён»): show it as it is now
+        refresh(await get(`/batches/${seg(batch.id)}`), `Отменять нечего: ${error.message}.`);
+        return;
+      }
       status.replaceChildren(message(`Не удалось отменить: ${error.message}`));
       confirm.disabled = false;
     }
