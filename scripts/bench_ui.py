@@ -10,6 +10,9 @@ bytes the first load transfers.
    keep-alive connection plays each view's calls (the same paths ``hubweb/ui/static/js/views``
    build), round-robin, ``--samples`` times; the baseline of the same run is ``GET /health``,
    which touches no table (routing, auth middleware, JSON, the access log).
+   Then, the server stopped, each call's median CPU time in this process through the Falcon app
+   (``--cpu-samples``): the hub's own cost, which other processes on a shared machine disturb
+   less than the wall clock.
 3. The first load: ``GET /ui/`` plus everything ``index.html`` links and every ES module
    ``js/main.js`` imports, fetched over HTTP as a browser with an empty cache would; the sum of
    the response sizes (headers included).
@@ -120,6 +123,35 @@ def view_calls(rng: random.Random, issues: int, moments: list[str], batch_id: in
     ]
 
 
+def cpu_per_call(data_dir: Path, token: str, issues: int, moments: list[str], batch_id: int,
+                 samples: int) -> dict[tuple[str, str], float]:
+    """Median CPU time (``time.process_time``) of each call through the Falcon app in this
+    process, no socket: what a call costs the hub itself, less sensitive than the wall clock to
+    other processes on a shared machine (they still slow the CPU's caches and turbo down)."""
+    from falcon import testing
+
+    from hubweb import create_app
+
+    hub = open_hub(data_dir)
+    try:
+        client = testing.TestClient(create_app(hub))
+        headers = {'Authorization': f'Bearer {token}'}
+        rng = random.Random(15)
+        spent: dict[tuple[str, str], list[float]] = {}
+        for round_ in range(samples + 1):
+            for view, label, method, path, body, _ in view_calls(rng, issues, moments, batch_id):
+                started = time.process_time()
+                result = client.simulate_request(method, path, headers=headers, json=body)
+                elapsed = (time.process_time() - started) * 1000
+                if result.status_code >= 300:
+                    raise SystemExit(f'{method} {path}: HTTP {result.status_code} {result.text}')
+                if round_:  # the first round warms the statement caches
+                    spent.setdefault((view, label), []).append(elapsed)
+        return {call: statistics.median(values) for call, values in spent.items()}
+    finally:
+        hub.close()
+
+
 def first_load(url: str) -> list[tuple[str, int]]:
     """(path, bytes with headers) of every file an empty-cache browser loads for ``/ui/``."""
     host, port = url.rsplit('/', 1)[-1].split(':')
@@ -157,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--issues', type=int, default=50_000)
     parser.add_argument('--samples', type=int, default=40)
+    parser.add_argument('--cpu-samples', type=int, default=10)
     args = parser.parse_args(argv)
     overall = time.perf_counter()
     root = Path(tempfile.mkdtemp(prefix='bench-ui-'))
@@ -186,13 +219,15 @@ def main(argv: list[str] | None = None) -> int:
                     sizes[(view, label)] = len(data)
                     if once:
                         cached.add((view, label))
+        cpu = cpu_per_call(root / 'hub', tokens['client'], args.issues, moments, extra['batch'],
+                           args.cpu_samples)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
     base95 = percentile(baseline, 0.95)
     print(f'baseline GET /health: p50 {statistics.median(baseline):.1f} ms, p95 {base95:.1f} ms')
     print(f'{"view":<11} {"API call at " + format(args.issues, ",") + " issues":<44} {"p50 ms":>7} '
-          f'{"p95 ms":>7} {"vs base":>8} {"KB":>6}  verdict')
+          f'{"p95 ms":>7} {"vs base":>8} {"CPU ms":>7} {"KB":>6}  verdict')
     ok = True
     worst: dict[str, float] = {}
     for (view, label), values in timings.items():
@@ -202,7 +237,8 @@ def main(argv: list[str] | None = None) -> int:
         ok &= passed
         note = ' (cached per tab)' if (view, label) in cached else ''
         print(f'{view:<11} {label + note:<44} {p50:>7.1f} {p95:>7.1f} {p95 / base95:>7.1f}x '
-              f'{sizes[(view, label)] / 1024:>6.1f}  {"ok" if passed else "MISSED"}')
+              f'{cpu[(view, label)]:>7.1f} {sizes[(view, label)] / 1024:>6.1f}  '
+              f'{"ok" if passed else "MISSED"}')
     print('slowest call per view (p95 ms): ' + ', '.join(f'{view} {value:.1f}'
                                                         for view, value in worst.items()))
     total = sum(size for _, size in loaded)
