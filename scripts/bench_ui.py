@@ -14,8 +14,9 @@ bytes the first load transfers.
    (``--cpu-samples``): the hub's own cost, which other processes on a shared machine disturb
    less than the wall clock.
 3. The first load: ``GET /ui/`` plus everything ``index.html`` links and every ES module
-   ``js/main.js`` imports, fetched over HTTP as a browser with an empty cache would; the sum of
-   the response sizes (headers included).
+   ``js/main.js`` imports, and the overview it opens on (views load when they first open,
+   ``js/routes.js``), fetched over HTTP as a browser with an empty cache would; the sum of the
+   response sizes (headers included). Also the sum with every view opened once.
 
 Targets (contract §15, issue 14): every view's API calls p95 < 100 ms; the first load < 300 KB.
 Calls marked ``cached`` are made once per tab (lists that only fill selects) and are measured
@@ -152,12 +153,13 @@ def cpu_per_call(data_dir: Path, token: str, issues: int, moments: list[str], ba
         hub.close()
 
 
-def first_load(url: str) -> list[tuple[str, int]]:
-    """(path, bytes with headers) of every file an empty-cache browser loads for ``/ui/``."""
+def first_load(url: str, views: tuple[str, ...] = ('overview',)) -> list[tuple[str, int]]:
+    """(path, bytes with headers) of every file an empty-cache browser loads for ``/ui/`` and
+    the ``views`` it opens."""
     host, port = url.rsplit('/', 1)[-1].split(':')
     connection = http.client.HTTPConnection(host, int(port), timeout=60)
     loaded: list[tuple[str, int]] = []
-    todo, seen = ['/ui/'], set()
+    todo, seen = ['/ui/', *(f'/ui/js/views/{view}.js' for view in views)], set()
     while todo:
         path = todo.pop(0)
         if path in seen:
@@ -200,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f'filled {args.issues:,} issues through hublib in {time.perf_counter() - started:.1f} s')
         with ServerProcess(root / 'hub', threads=8) as server:
             loaded = first_load(server.url)
+            every_view = first_load(server.url, tuple(sorted(
+                path.stem for path in (ROOT / 'hubweb/ui/static/js/views').glob('*.js'))))
             client = KeepAliveClient(server.url, tokens['client'], timeout=60)
             rng = random.Random(14)
             for _ in range(3):  # warm-up: page cache, statement caches
@@ -244,6 +248,8 @@ def main(argv: list[str] | None = None) -> int:
     total = sum(size for _, size in loaded)
     print(f'first load: {len(loaded)} files, {total / 1024:.1f} KB with headers '
           f'(target < {FIRST_LOAD_LIMIT // 1024} KB: {"ok" if total < FIRST_LOAD_LIMIT else "MISSED"})')
+    print(f'every view opened once: {len(every_view)} files, '
+          f'{sum(size for _, size in every_view) / 1024:.1f} KB')
     for path, size in sorted(loaded, key=lambda item: -item[1])[:5]:
         print(f'  {path:<32} {size / 1024:6.1f} KB')
     print(f'total benchmark time {time.perf_counter() - overall:.0f} s')
