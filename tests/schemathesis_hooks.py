@@ -13,6 +13,8 @@ those rules, and leave negative ones untouched:
   created once;
 - ``PUT /settings`` keeps the Jira configuration the run started with (``issue_types``,
   ``link_types``): the document lists the configured ones, and schemathesis reads it once.
+- the reports (contract §17): ``tz`` names a zone of the IANA database (no pattern can list
+  them), and ``since`` comes before ``until`` at most 366 days apart.
 """
 from __future__ import annotations
 
@@ -54,6 +56,13 @@ def _keep_batch_rules(commands: list) -> None:
             owned.add(temp_key)
 
 
+def _keep_report_rules(query: dict) -> None:
+    if 'tz' in query:
+        query['tz'] = 'Europe/Moscow'
+    if 'since' in query or 'until' in query:
+        query['since'], query['until'] = '2026-11-01', '2026-11-30'
+
+
 @schemathesis.hook
 def before_call(ctx, case, kwargs):
     if not _positive(case):
@@ -68,6 +77,8 @@ def before_call(ctx, case, kwargs):
     elif path == '/batches' and case.method.upper() == 'POST' and isinstance(case.body, dict) \
             and isinstance(case.body.get('commands'), list):
         _keep_batch_rules(case.body['commands'])
+    elif path.startswith('/projects/{label}/') and isinstance(case.query, dict):
+        _keep_report_rules(case.query)
     elif path == '/settings' and case.method.upper() == 'PUT' and isinstance(case.body, dict):
         case.body.pop('issue_types', None)
         case.body.pop('link_types', None)
