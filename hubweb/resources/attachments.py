@@ -60,7 +60,8 @@ class FetchResource(Resource):
                     '«Скачивание вложения» с fetch_attachment — 202 с command_id. Тело необязательно.')}
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, attachment_id: str) -> None:
-        body = load(files.FetchRequest, media(req) or {})
+        body = media(req)  # optional; but a body that is there must be an object (not `false`)
+        body = load(files.FetchRequest, {} if body is None else body)
         answer = files.request_fetch(self.hub, attachment_id, **body)
         resp.status = falcon.HTTP_202 if answer.pop('enqueued') else falcon.HTTP_200
         resp.media = answer

@@ -5,9 +5,9 @@
 // Loaded only by views/reports.js, which the router imports on demand: not part of the first load.
 
 const NS = 'http://www.w3.org/2000/svg';
-const WIDTH = 720;
-const HEIGHT = 280;
-const MARGIN = {top: 14, right: 18, bottom: 42, left: 52};
+const WIDTH = 1000;
+const HEIGHT = 300;
+const MARGIN = {top: 14, right: 84, bottom: 42, left: 56};
 const PLOT_W = WIDTH - MARGIN.left - MARGIN.right;
 const PLOT_H = HEIGHT - MARGIN.top - MARGIN.bottom;
 const NUMBER = new Intl.NumberFormat('ru-RU', {maximumFractionDigits: 2});
@@ -27,32 +27,38 @@ export function s(tag, attrs = {}, ...children) {
   return node;
 }
 
-/** The smallest 1, 2 or 5 × 10^k at or above `value` (an axis maximum); 1 for nothing. */
-export function niceMax(value) {
-  if (!(value > 0)) return 1;
-  const power = 10 ** Math.floor(Math.log10(value));
-  for (const step of [1, 2, 5, 10]) {
-    if (step * power >= value) return step * power;
-  }
-  return 10 * power;
+/**
+ * A y axis for values up to `value`: a step of 1, 2, 2.5 or 5 × 10^k giving at most four or five
+ * gridlines, and the top = a whole number of steps. Counts of issues never get a fractional step.
+ */
+export function axis(value, whole = false) {
+  if (!(value > 0)) return {top: 1, step: whole ? 1 : 0.25};
+  const rough = value / 4;
+  const power = 10 ** Math.floor(Math.log10(rough));
+  let step = [1, 2, 2.5, 5, 10].map((factor) => factor * power).find((candidate) => candidate >= rough);
+  if (whole) step = Math.max(1, Math.ceil(step));
+  return {top: Math.ceil(value / step - 1e-9) * step, step};
 }
 
 const round = (value) => Math.round(value * 10) / 10;
 const dayLabel = (text) => `${text.slice(8, 10)}.${text.slice(5, 7)}`;
 
 /** The chart's <svg> with its accessible name, the y grid and axis, and the x labels. */
-function frame(label, yMax, xLabels, xAt) {
+function frame(label, {top: yMax, step}, xLabels, xAt) {
   const y = (value) => round(MARGIN.top + PLOT_H - (value / yMax) * PLOT_H);
   const grid = s('g', {class: 'grid', 'aria-hidden': 'true'});
-  for (let index = 0; index <= 4; index += 1) {
-    const value = (yMax * index) / 4;
+  for (let index = 0; index * step <= yMax + 1e-9; index += 1) {
+    const value = index * step;
     grid.append(
       s('line', {x1: MARGIN.left, x2: WIDTH - MARGIN.right, y1: y(value), y2: y(value)}),
       s('text', {x: MARGIN.left - 6, y: y(value) + 4, class: 'tick y-tick'}, number(value)));
   }
   const every = Math.max(1, Math.ceil(xLabels.length / 10));
+  const last = xLabels.length - 1;
   xLabels.forEach((text, index) => {
-    if (index % every && index !== xLabels.length - 1) return;
+    // every `every`-th label, and the last one unless it would crowd the one before it
+    const shown = index === last ? last % every === 0 || last % every >= every / 2 : index % every === 0;
+    if (!shown || (index !== last && last - index < every / 2)) return;
     grid.append(s('text', {x: xAt(index), y: HEIGHT - MARGIN.bottom + 18, class: 'tick x-tick'}, text));
   });
   grid.append(s('line', {class: 'axis', x1: MARGIN.left, x2: WIDTH - MARGIN.right,
@@ -71,10 +77,10 @@ function spread(count) {
  * Lines over days: series = [{name, values: [number|null per day], cls, dashed}].
  * A null value leaves a gap (a burndown stops at today while its ideal line runs to the end).
  */
-export function lineChart({label, days, series}) {
-  const yMax = niceMax(Math.max(0, ...series.flatMap((line) => line.values.filter((v) => v !== null))));
+export function lineChart({label, days, series, whole = false}) {
+  const scale = axis(Math.max(0, ...series.flatMap((line) => line.values.filter((v) => v !== null))), whole);
   const x = spread(days.length);
-  const {svg, y} = frame(label, yMax, days.map(dayLabel), x);
+  const {svg, y} = frame(label, scale, days.map(dayLabel), x);
   for (const line of series) {
     const points = line.values.map((value, index) => (value === null ? null : `${x(index)},${y(value)}`))
       .filter(Boolean);
@@ -93,11 +99,10 @@ export function lineChart({label, days, series}) {
 /** Stacked areas over days: layers = [{name, values, cls}], the first layer at the bottom. */
 export function stackedArea({label, days, layers}) {
   const totals = days.map((_, index) => layers.reduce((sum, layer) => sum + layer.values[index], 0));
-  const yMax = niceMax(Math.max(0, ...totals));
   const single = days.length === 1;
   const x = single ? (index) => (index ? WIDTH - MARGIN.right : MARGIN.left) : spread(days.length);
   const columns = single ? [0, 1] : days.map((_, index) => index);
-  const {svg, y} = frame(label, yMax, days.map(dayLabel), spread(days.length));
+  const {svg, y} = frame(label, axis(Math.max(0, ...totals), true), days.map(dayLabel), spread(days.length));
   const below = days.map(() => 0);
   for (const layer of layers) {
     const above = below.map((value, index) => value + layer.values[index]);
@@ -112,11 +117,11 @@ export function stackedArea({label, days, layers}) {
 }
 
 /** Grouped bars: groups = [{name, values: [number per series]}], series = [{name, cls}]. */
-export function barChart({label, groups, series}) {
-  const yMax = niceMax(Math.max(0, ...groups.flatMap((group) => group.values)));
+export function barChart({label, groups, series, whole = false}) {
   const slot = PLOT_W / Math.max(1, groups.length);
   const x = (index) => round(MARGIN.left + slot * (index + 0.5));
-  const {svg, y} = frame(label, yMax, groups.map((group) => group.name), x);
+  const {svg, y} = frame(label, axis(Math.max(0, ...groups.flatMap((group) => group.values)), whole),
+    groups.map((group) => group.name), x);
   const width = Math.min(28, (slot * 0.8) / series.length);
   groups.forEach((group, index) => {
     group.values.forEach((value, which) => {
@@ -134,10 +139,10 @@ export function barChart({label, groups, series}) {
  * lines = [{name, value, cls}], from/to = the time axis (ms), ticks = [{at: ms, text}].
  */
 export function scatter({label, points, lines, from, to, ticks}) {
-  const yMax = niceMax(Math.max(0, ...points.map((p) => p.value), ...lines.map((l) => l.value ?? 0)));
+  const scale = axis(Math.max(0, ...points.map((p) => p.value), ...lines.map((l) => l.value ?? 0)));
   const span = Math.max(1, to - from);
   const xOf = (at) => round(MARGIN.left + ((at - from) / span) * PLOT_W);
-  const {svg, y} = frame(label, yMax, ticks.map((tick) => tick.text), (index) => xOf(ticks[index].at));
+  const {svg, y} = frame(label, scale, ticks.map((tick) => tick.text), (index) => xOf(ticks[index].at));
   for (const point of points) {
     svg.append(s('circle', {cx: xOf(point.at), cy: y(point.value), r: 4, class: 'dot series-0'},
       s('title', {}, point.title)));
@@ -147,8 +152,8 @@ export function scatter({label, points, lines, from, to, ticks}) {
     svg.append(
       s('line', {x1: MARGIN.left, x2: WIDTH - MARGIN.right, y1: y(line.value), y2: y(line.value),
         class: `reference ${line.cls}`}),
-      s('text', {x: WIDTH - MARGIN.right - 4, y: y(line.value) - 5, class: `reference-label ${line.cls}`},
-        `${line.name} = ${number(line.value)}`));
+      s('text', {x: WIDTH - MARGIN.right + 6, y: y(line.value) + 4, class: `reference-label ${line.cls}`},
+        `${line.name} ${number(line.value)}`));
   }
   return svg;
 }

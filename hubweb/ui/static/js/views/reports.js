@@ -114,7 +114,7 @@ function burndownSection(label, sprints, chosen, report, zone) {
     h('p', {class: 'lead'}, SPRINT_STATE[report.sprint.state] || report.sprint.state, ' · с ', time(report.start),
       ' по ', time(report.end), report.sprint.goal ? ` · цель: ${report.sprint.goal}` : ''),
     figures(lists.map(([title, key]) => [title, `${report[key].length} · ${number(report.points[key])} оч.`])),
-    figure(lineChart({label: aria, days, series: [
+    figure(lineChart({label: aria, days, whole: !byPoints, series: [
       {name: `Осталось ${unit}`, values: actual, cls: 'series-0'},
       {name: 'Идеальная линия', values: ideal, cls: 'ideal', dashed: true}]}),
     [[`Осталось ${unit}`, 'series-0'], ['Идеальная линия', 'dashed']],
@@ -177,7 +177,7 @@ function velocitySection(velocity) {
     + `выполнено ${number(average)} ${unit} за спринт; последний, «${last.name}»: взято ${number(value(last, 'committed'))}, `
     + `выполнено ${number(value(last, 'completed'))}.`;
   return section('Скорость команды',
-    figure(barChart({label: aria, groups: items.map((item) => ({name: item.name || String(item.sprint_id),
+    figure(barChart({label: aria, whole: !byPoints, groups: items.map((item) => ({name: item.name || String(item.sprint_id),
       values: [value(item, 'committed'), value(item, 'completed')]})),
     series: [{name: 'Взято', cls: 'series-4'}, {name: 'Выполнено', cls: 'series-2'}]}),
     [[`Взято ${unit}`, 'series-4'], [`Выполнено ${unit}`, 'series-2']],
