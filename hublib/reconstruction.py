@@ -38,7 +38,7 @@ from peewee import SQL, Value, fn
 
 from . import settings
 from .db import Hub, Prepared
-from .models import Issue, IssueChange, IssueSprint
+from .models import Issue, IssueChange, IssueMember, IssueSprint
 from .settings import DEFAULT_CLOSED_STATUSES
 from .timeutil import format_utc, parse_utc, to_utc
 
@@ -107,8 +107,16 @@ def sprint_field_id(hub: Hub) -> str | None:
 
 # --- one issue through time ------------------------------------------------------------------------
 
+_NONE: tuple = ()  # the change lists of a timeline without such changes (shared, never changed)
+
+
 class Timeline:
-    """One issue's status and sprints through time, from its change rows and current values."""
+    """One issue's status and sprints through time, from its change rows and current values.
+
+    The change lists are parallel (``status_at_``, ``status_from``, ``status_to``) and start as
+    one shared empty tuple: a report builds a timeline for each of tens of thousands of issues,
+    most of them with few changes or none of a kind.
+    """
 
     __slots__ = ('key', 'created', 'status', 'sprints', 'points', 'status_at_', 'status_from',
                  'status_to', 'sprint_at_', 'sprint_from', 'sprint_to')
@@ -120,38 +128,39 @@ class Timeline:
         self.created = created          # hub time, or None
         self.sprints = sprints          # current issue_sprint rows
         self.points = points            # current story points
-        self.status_at_: list[str] = []
-        self.status_from: list[str | None] = []
-        self.status_to: list[str | None] = []
-        self.sprint_at_: list[str] = []
-        self.sprint_from: list[frozenset[int]] = []
-        self.sprint_to: list[frozenset[int]] = []
+        self.status_at_ = self.status_from = self.status_to = _NONE
+        self.sprint_at_ = self.sprint_from = self.sprint_to = _NONE
 
     def add_status(self, at: str, before: str | None, after: str | None) -> None:
         """A status change (rows must come in feed order)."""
-        self.status_at_.append(at)
-        self.status_from.append(before)
-        self.status_to.append(after)
+        if self.status_at_ is _NONE:
+            self.status_at_, self.status_from, self.status_to = [at], [before], [after]
+        else:
+            self.status_at_.append(at)
+            self.status_from.append(before)
+            self.status_to.append(after)
 
     def add_sprint(self, at: str, before: str | None, after: str | None) -> None:
         """A sprint change (rows must come in feed order)."""
+        if self.sprint_at_ is _NONE:
+            self.sprint_at_, self.sprint_from, self.sprint_to = [], [], []
         self.sprint_at_.append(at)
         self.sprint_from.append(sprint_ids(before))
         self.sprint_to.append(sprint_ids(after))
 
     def status_at(self, moment: str) -> str | None:
         """Status at ``moment`` (contract §17)."""
+        if not self.status_at_:
+            return self.status
         applied = bisect.bisect_right(self.status_at_, moment)
-        if applied:
-            return self.status_to[applied - 1]
-        return self.status_from[0] if self.status_at_ else self.status
+        return self.status_to[applied - 1] if applied else self.status_from[0]
 
     def sprints_at(self, moment: str) -> frozenset[int]:
         """Sprint ids at ``moment`` (contract §17)."""
+        if not self.sprint_at_:
+            return self.sprints
         applied = bisect.bisect_right(self.sprint_at_, moment)
-        if applied:
-            return self.sprint_to[applied - 1]
-        return self.sprint_from[0] if self.sprint_at_ else self.sprints
+        return self.sprint_to[applied - 1] if applied else self.sprint_from[0]
 
     def exists_at(self, moment: str) -> bool:
         """``created ≤ moment``; an issue without ``created`` always exists."""
@@ -168,6 +177,11 @@ class Timeline:
             found.append(self.created)
         found.sort()
         return found
+
+    def last_moment(self) -> str:
+        """The latest of :meth:`moments` ('' when there is none)."""
+        return max(self.status_at_[-1] if self.status_at_ else '',
+                   self.sprint_at_[-1] if self.sprint_at_ else '', self.created or '')
 
     def status_entries(self, statuses: frozenset[str]) -> list[str]:
         """Moments the status moved into ``statuses`` from a status outside them (in order)."""
@@ -188,11 +202,14 @@ def daily(timeline: Timeline, ends: Sequence[str], value: Callable[[Timeline, st
     the value holds from that index until the next step.
 
     Between two of its moments a timeline does not change, so the value is computed only at the
-    first end on or after each moment (and at the first end): O(changes), not O(days), per issue.
+    first end on or after each moment (and at the first end): O(changes), not O(days), per issue;
+    a timeline whose every moment lies before the first end is one step (most issues of a flow).
     """
     count = len(ends)
     if not count:
         return []
+    if timeline.last_moment() <= ends[0]:
+        return [(0, value(timeline, ends[0]))]
     indexes = {0}
     for moment in timeline.moments():
         index = bisect.bisect_left(ends, moment)
@@ -264,6 +281,46 @@ def timelines(hub: Hub, keys: Iterable[str], *, sprints: bool = False) -> dict[s
     return found
 
 
+# A flow reads a project's own issues, tens of thousands of them, for moments from `since` on:
+# per issue only its status changes from the last one at or before `since` on (found by walking
+# the (key, at) index back from `since`), not its whole history. 8,000 own issues of a
+# 20,000-issue mirror (bench_scale): 20,272 -> 8,825 rows, CPU 166 -> ~110 ms of the query.
+_OWN_ISSUES = Prepared(lambda p: IssueMember.select(Issue.key, Issue.status, Issue.created)
+                       .join(Issue, on=(Issue.key == IssueMember.key))
+                       .where((IssueMember.label == p('label')) & (IssueMember.neighbor == 0)))
+
+
+def _own_status_changes(p: Callable[[str], str]):
+    before = IssueChange.alias('before')
+    last = (before.select(before.at)
+            .where((before.key == IssueMember.key) & (before.at <= p('since'))
+                   & (before.field == STATUS_FIELD))
+            .order_by(before.at.desc()).limit(1))
+    # from the last status change at or before `since` on; with none, from the second after it
+    return (IssueMember.select(IssueChange.key, IssueChange.at, IssueChange.history_id,
+                               IssueChange.seq, IssueChange.from_string, IssueChange.to_string)
+            .join(IssueChange, on=((IssueChange.key == IssueMember.key)
+                                   & (IssueChange.at >= fn.COALESCE(last, p('after')))))
+            .where((IssueMember.label == p('label')) & (IssueMember.neighbor == 0)
+                   & (IssueChange.field == STATUS_FIELD)))
+
+
+_OWN_STATUS_SINCE = Prepared(_own_status_changes)
+
+
+def own_timelines(hub: Hub, label: str, since: str) -> dict[str, Timeline]:
+    """Status timelines of the project's own issues, exact for every moment from ``since`` on
+    (the caller holds a read): two set-based reads, the issues and their status changes."""
+    found = {key: Timeline(key, status=status, created=to_utc(created))
+             for key, status, created in _OWN_ISSUES.tuples(hub, label=label)}
+    after = format_utc(parse_utc(since) + ONE_SECOND)
+    rows = _OWN_STATUS_SINCE.tuples(hub, label=label, since=since, after=after)
+    rows.sort(key=_feed_order)
+    for key, at, _, _, before, after in rows:
+        found[key].add_status(at, before, after)
+    return found
+
+
 def _feed_order(row: tuple) -> tuple:
     return row[1], row[2], row[3]
 
@@ -291,5 +348,5 @@ def days(first: date, last: date) -> list[date]:
     return [first + timedelta(days=offset) for offset in range((last - first).days + 1)]
 
 
-__all__ = ['Columns', 'Timeline', 'timelines', 'daily', 'sprint_ids', 'is_sprint_change',
+__all__ = ['Columns', 'Timeline', 'timelines', 'own_timelines', 'daily', 'sprint_ids', 'is_sprint_change',
            'sprint_field_id', 'closed_statuses', 'day_start', 'day_end', 'day_of', 'days']

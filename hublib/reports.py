@@ -49,7 +49,8 @@ from .models import IssueChange, IssueMember, IssueSprint, JiraSprint
 from .projects import require_project
 from .reads import board_of
 from .reconstruction import (SPRINT_FIELD, STATUS_FIELD, Columns, Timeline, closed_statuses,
-                             daily, day_end, day_of, day_start, days, sprint_field_id, timelines)
+                             daily, day_end, day_of, day_start, days, own_timelines,
+                             sprint_field_id, timelines)
 from .slices import natural_key
 from .timeutil import format_utc, parse_utc, to_utc
 from .validation import Day, DayOrTime, LenientInt, TimeZoneName, is_int64, load
@@ -249,14 +250,6 @@ def sprint_report(hub: Hub, label: str, sprint_id: int, *, tz: str | tzinfo | No
 
 # --- cumulative flow -------------------------------------------------------------------------------
 
-_OWN_KEYS = Prepared(lambda p: IssueMember.select(IssueMember.key).where(
-    (IssueMember.label == p('label')) & (IssueMember.neighbor == 0)))
-
-
-def _own_lines(hub: Hub, label: str) -> dict[str, Timeline]:
-    return timelines(hub, [key for (key,) in _OWN_KEYS.tuples(hub, label=label)])
-
-
 def project_flow(hub: Hub, label: str, *, since: date | str | None = None,
                  until: date | str | None = None, tz: str | tzinfo | None = None) -> dict:
     """Cumulative flow of contract §17: per day, the project's own issues that exist at its end
@@ -269,9 +262,9 @@ def project_flow(hub: Hub, label: str, *, since: date | str | None = None,
     with hub.read():
         require_project(hub, label)
         columns = Columns.of(board_of(hub, label)['columns'], closed_statuses(hub))
-        lines = _own_lines(hub, label)
-    span = days(first, last)
-    ends = [day_end(day, zone) for day in span]
+        span = days(first, last)
+        ends = [day_end(day, zone) for day in span]
+        lines = own_timelines(hub, label, ends[0])
     width = len(columns.names) + 1  # the last slot counts the unmapped
     changes = [[0] * width for _ in range(len(span) + 1)]
     column_of, unmapped = columns.column_of, width - 1
