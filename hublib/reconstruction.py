@@ -310,14 +310,20 @@ _OWN_STATUS_SINCE = Prepared(_own_status_changes)
 
 def own_timelines(hub: Hub, label: str, since: str) -> dict[str, Timeline]:
     """Status timelines of the project's own issues, exact for every moment from ``since`` on
-    (the caller holds a read): two set-based reads, the issues and their status changes."""
-    found = {key: Timeline(key, status=status, created=to_utc(created))
+    (the caller holds a read): two set-based reads, the issues and their status changes. Before
+    ``since`` they know nothing: ``created`` is None for an issue that existed by then."""
+    # A Jira time's UTC moment is within a day of the local time it spells: an issue created
+    # two days or more before `since` by that text exists from `since` on, whatever its offset,
+    # and needs no conversion (most of a project's issues: 21,000 times, ~80 ms on the bench VM).
+    early = (parse_utc(since) - timedelta(days=2)).strftime('%Y-%m-%d')
+    found = {key: Timeline(key, status=status, created=None if created is None or created < early
+                           else to_utc(created))
              for key, status, created in _OWN_ISSUES.tuples(hub, label=label)}
     after = format_utc(parse_utc(since) + ONE_SECOND)
     rows = _OWN_STATUS_SINCE.tuples(hub, label=label, since=since, after=after)
     rows.sort(key=_feed_order)
-    for key, at, _, _, before, after in rows:
-        found[key].add_status(at, before, after)
+    for key, at, _, _, before, after_status in rows:
+        found[key].add_status(at, before, after_status)
     return found
 
 
