@@ -61,7 +61,7 @@ MAX_SPAN_DAYS = 366
 VELOCITY_DEFAULT, VELOCITY_MAX = 6, 50
 PERCENTILES = (50, 85, 95)
 NOT_STARTED = 'спринт ещё не начат'
-SPRINT_FIELDS = ('sprint_id', 'name', 'state', 'start_date', 'end_date', 'complete_date', 'goal')
+SPRINT_COLUMNS = ('sprint_id', 'name', 'state', 'start_date', 'end_date', 'complete_date', 'goal')
 LISTS = ('committed', 'added', 'removed', 'completed', 'not_completed')
 
 _TZ = {'description': 'часовой пояс IANA для границ суток, по умолчанию UTC'}
@@ -125,12 +125,11 @@ def _points(lines: list[Timeline]) -> float:
 
 # --- the sprint report ---------------------------------------------------------------------------
 
-_SPRINT = Prepared(lambda p: JiraSprint.select(*(getattr(JiraSprint, name) for name in SPRINT_FIELDS))
-                   .where((JiraSprint.sprint_id == p('sprint_id'))
-                          & (JiraSprint.board_id == p('board_id'))))
-_CLOSED_SPRINTS = Prepared(lambda p: JiraSprint.select(
-    *(getattr(JiraSprint, name) for name in SPRINT_FIELDS))
-    .where((JiraSprint.board_id == p('board_id')) & (JiraSprint.state == 'closed')))
+_SPRINT_ROW = tuple(getattr(JiraSprint, name) for name in SPRINT_COLUMNS)
+_SPRINT = Prepared(lambda p: JiraSprint.select(*_SPRINT_ROW).where(
+    (JiraSprint.sprint_id == p('sprint_id')) & (JiraSprint.board_id == p('board_id'))))
+_CLOSED_SPRINTS = Prepared(lambda p: JiraSprint.select(*_SPRINT_ROW).where(
+    (JiraSprint.board_id == p('board_id')) & (JiraSprint.state == 'closed')))
 
 
 def _as_list(column):

@@ -6,11 +6,12 @@ projects with very different shares of the mirror (:data:`PROJECTS`) and some is
 epics, ~2 outward links per issue (some across projects, some to ``ORBIT``, a few to keys outside
 the mirror), ~2 comments, attachments on ~30 % of issues, sprints of two scrum boards and
 ``changes_per_issue`` change rows per ``AURORA`` issue (status, assignee, a date field, and the
-issue's sprints entering through «Sprint» changes: the reports of issue 21 have a history to read). Text is Russian-looking: summaries of ~8
-words, descriptions of 50–150 and comments of 10–40 words drawn with a Zipf law from a vocabulary
-of real words and a long tail of made-up ones, so the full-text index has a realistic shape. A few
-:data:`RARE_WORDS` sit in :data:`RARE_HITS` issues whatever the size (a selective query),
-:data:`COMMON_WORD` in about half of the descriptions (a common one).
+issue's sprints entering through «Sprint» changes: the reports of issue 21 have a history to
+read). Text is Russian-looking: summaries of ~8 words, descriptions of 50–150 and comments of
+10–40 words drawn with a Zipf law from a vocabulary of real words and a long tail of made-up ones,
+so the full-text index has a realistic shape. A few :data:`RARE_WORDS` sit in :data:`RARE_HITS`
+issues whatever the size (a selective query), :data:`COMMON_WORD` in about half of the
+descriptions (a common one).
 
 Every issue is a pure function of ``(seed, number, revision)``: :meth:`ScaleJira.issue` gives the
 ISSUE payload of contract §8.1 and :meth:`ScaleJira.history` the items of §8.2, so a benchmark can

@@ -58,7 +58,7 @@ function frame(label, {top: yMax, step}, xLabels, xAt) {
   xLabels.forEach((text, index) => {
     // every `every`-th label, and the last one unless it would crowd the one before it
     const shown = index === last ? last % every === 0 || last % every >= every / 2 : index % every === 0;
-    if (!shown || (index !== last && last - index < every / 2)) return;
+    if (!shown || (index !== last && last - index <= every / 2)) return;
     grid.append(s('text', {x: xAt(index), y: HEIGHT - MARGIN.bottom + 18, class: 'tick x-tick'}, text));
   });
   grid.append(s('line', {class: 'axis', x1: MARGIN.left, x2: WIDTH - MARGIN.right,
