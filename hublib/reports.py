@@ -263,17 +263,19 @@ def project_flow(hub: Hub, label: str, *, since: date | str | None = None,
         columns = Columns.of(board_of(hub, label)['columns'], closed_statuses(hub))
         span = days(first, last)
         ends = [day_end(day, zone) for day in span]
-        lines = own_timelines(hub, label, ends[0])
+        settled, moving = own_timelines(hub, label, ends[0])
     width = len(columns.names) + 1  # the last slot counts the unmapped
     changes = [[0] * width for _ in range(len(span) + 1)]
     column_of, unmapped = columns.column_of, width - 1
+    for status, count in settled.items():  # the same column every day
+        changes[0][column_of.get(status, unmapped)] += count
 
     def slot(line: Timeline, moment: str) -> int | None:
         if not line.exists_at(moment):
             return None
         return column_of.get(line.status_at(moment), unmapped)
 
-    for line in lines.values():
+    for line in moving:
         steps = daily(line, ends, slot)
         for number, (index, value) in enumerate(steps):
             if value is None:

@@ -210,6 +210,16 @@ def test_flow_moves_a_change_near_midnight_to_the_next_day_in_moscow(mirrored):
         ('2026-11-12', [1, 2, 2], 0)]
 
 
+def test_flow_follows_the_history_where_it_disagrees_with_the_current_status(mirrored):
+    # AURORA-8 is «Готово» now, but its history (the rule's word) moved it to «В работе» on 11-03
+    history.ingest_history(mirrored, 'jira', None, [
+        world.status('AURORA-8', '2026-11-03T10:00:00Z', 'Готово', 'В работе')])
+    assert flow(mirrored, since='2026-11-02', until='2026-11-03') == [
+        ('2026-11-02', [0, 0, 2], 0), ('2026-11-03', [0, 1, 1], 0)]
+    # long after that change, with nothing moving in the window: still «В работе»
+    assert flow(mirrored, since='2026-11-20', until='2026-11-20') == [('2026-11-20', [0, 1, 3], 1)]
+
+
 def test_flow_without_a_board_counts_every_issue_unmapped(mirrored):
     answer = reports.project_flow(mirrored, 'VEGA', since='2026-10-31', until='2026-11-01')
     assert answer == {'columns': [], 'days': [{'date': '2026-10-31', 'counts': [], 'unmapped': 0},
