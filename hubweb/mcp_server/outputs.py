@@ -284,6 +284,7 @@ class BatchSummary(TypedDict):
     estimate_seconds: int | None
     status: BatchStatus
     counts: Counts
+    retry_of: int | None
 
 
 class Batch(BatchSummary):
@@ -330,6 +331,7 @@ class QueuedBatch(TypedDict):
     cancelled_at: NotRequired[Text]
     status: NotRequired[BatchStatus]
     counts: NotRequired[Counts]
+    retry_of: NotRequired[int | None]
 
 
 class FetchAnswer(TypedDict):
