@@ -5,7 +5,7 @@
 // The router imports this module on demand, so neither it nor charts.js is in the first load.
 import {ApiError, get, seg} from '../api.js';
 import {field, h, message, table} from '../dom.js';
-import {SPRINT_STATE, day, time} from '../format.js';
+import {SPRINT_STATE, day, parseTime, time} from '../format.js';
 import {barChart, lineChart, number, scatter, stackedArea} from '../charts.js';
 import {address, filterForm, issueLink, section} from './common.js';
 
@@ -96,8 +96,8 @@ function burndownSection(label, sprints, chosen, report, zone) {
   const remaining = report.burndown.map((d) => (byPoints ? d.remaining_points : d.remaining_issues));
   // the ideal line runs from the commitment to zero on the sprint's planned end (or its last day)
   const days = report.burndown.map((d) => d.date);
-  const planned = report.sprint.end_date ? new Date(report.sprint.end_date) : null;
-  const lastPlanned = planned && !Number.isNaN(planned.getTime()) ? dayIn(planned, zone) : days.at(-1);
+  const planned = parseTime(report.sprint.end_date);  // Jira's own time (+0300): not Date's format
+  const lastPlanned = planned ? dayIn(planned, zone) : days.at(-1);
   while (days.at(-1) < lastPlanned && days.length < 400) days.push(nextDay(days.at(-1)));
   const idealEnd = Math.max(1, days.indexOf(lastPlanned) > 0 ? days.indexOf(lastPlanned) : days.length - 1);
   const ideal = days.map((_, index) => (index <= idealEnd ? committed * (1 - index / idealEnd) : null));
@@ -214,8 +214,8 @@ function cycleTable(items) {
 function cycleSection(cycle, zone) {
   const {items, summary} = cycle;
   const points = items.filter((item) => item.cycle_days !== null).map((item) => ({
-    at: new Date(item.done).getTime(), value: item.cycle_days,
-    title: `${item.key}: ${number(item.cycle_days)} дн., выполнена ${day(dayIn(new Date(item.done), zone))}`}));
+    at: parseTime(item.done).getTime(), value: item.cycle_days,
+    title: `${item.key}: ${number(item.cycle_days)} дн., выполнена ${day(dayIn(parseTime(item.done), zone))}`}));
   const stats = [['Задач выполнено', String(summary.count)],
     ['Cycle time p50 / p85', `${number(summary.cycle_days.p50)} / ${number(summary.cycle_days.p85)} дн.`],
     ['Lead time p50 / p85', `${number(summary.lead_days.p50)} / ${number(summary.lead_days.p85)} дн.`]];
