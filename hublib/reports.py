@@ -40,7 +40,6 @@ import math
 from datetime import date, datetime, timedelta, timezone, tzinfo
 from typing import Any
 
-from marshmallow import Schema
 from peewee import SQL, Value, fn
 
 from .db import Hub, Prepared
@@ -53,7 +52,7 @@ from .reconstruction import (SPRINT_FIELD, STATUS_FIELD, Columns, Timeline, clos
                              sprint_field_id, timelines)
 from .slices import natural_key
 from .timeutil import format_utc, parse_utc, to_utc
-from .validation import Day, DayOrTime, LenientInt, TimeZoneName, is_int64, load
+from .validation import Day, DayOrTime, LenientInt, Schema, TimeZoneName, is_int64, load
 
 FLOW_DAYS = 30
 CYCLE_DAYS = 90

@@ -79,7 +79,7 @@ def demo_hub(hub, clock):
     clock.set(NOW.isoformat())
     prepare_demo(hub)
     command = queue.claim_command(hub, agent='jira', agent_version='t', settings_version=None,
-                                  last_call_at=None)['command']
+                                  last_jira_call_at=None)['command']
     jira = scrum_jira()
     keys = jira.search(command['params']['jql'])
     mirror.ingest_state(hub, 'jira', command['id'], jira.issues(keys))

@@ -157,7 +157,7 @@ def build(hub) -> None:
     queue.create_batch(hub, title='Загрузка', author='tests',
                        commands=[{'type': 'refresh', 'params': {'jql': projects.base_jql(hub)}}])
     command = queue.claim_command(hub, agent='jira', agent_version='tests', settings_version=None,
-                                  last_call_at=None)['command']
+                                  last_jira_call_at=None)['command']
     issues, changes = sprint_issues()
     more_issues, more_changes = flow_issues()
     mirror.ingest_state(hub, 'jira', command['id'], issues + more_issues)
