@@ -56,6 +56,19 @@ def test_sprints_follow_changes_named_sprint_in_any_case(mirrored):
     assert issue.sprints_at('2026-11-18T12:00:00+00:00') == {102}
 
 
+def test_a_change_of_the_plain_field_sprint_without_field_id_is_a_sprint_change(mirrored):
+    # Jira Server's changelog item «Sprint» without a fieldId; AURORA-9 is only in 103 now, so the
+    # sprint report finds it in 102 by this change alone
+    history.ingest_history(mirrored, 'jira', None, [
+        world.sprint('AURORA-9', '2026-11-19T10:00:00Z', '103', '102, 103', field_id=None,
+                     field_name='Sprint')])
+    issue = line(mirrored, 'AURORA-9')
+    assert issue.sprints_at('2026-11-19T09:59:59+00:00') == {103}
+    assert issue.sprints_at('2026-11-19T10:00:00+00:00') == {102, 103}
+    report = reports.sprint_report(mirrored, 'AWPCA', 102)
+    assert 'AURORA-9' in report['added'] and 'AURORA-9' in report['not_completed']
+
+
 def test_without_field_ids_sprint_only_the_name_sprint_marks_a_sprint_change(mirrored):
     from hublib import settings
     settings.update_settings(mirrored, {'field_ids': {'sprint': None}})
@@ -144,6 +157,19 @@ def test_burndown_is_the_state_at_the_end_of_each_day_and_at_end_on_the_last(mir
         ('2026-11-24', 4, 16), ('2026-11-25', 4, 16)]
 
 
+def test_a_change_near_midnight_moves_the_burndown_day_with_tz_moscow(mirrored):
+    # AURORA-2 (5 points) done 2026-11-22 21:30 UTC = 2026-11-23 00:30 in Moscow
+    history.ingest_history(mirrored, 'jira', None, [
+        world.status('AURORA-2', '2026-11-22T21:30:00Z', 'Открыта', 'Готово')])
+
+    def remaining(tz):
+        burndown = reports.sprint_report(mirrored, 'AWPCA', 102, tz=tz)['burndown']
+        return {day['date']: day['remaining_points'] for day in burndown}
+    utc, moscow = remaining(None), remaining('Europe/Moscow')
+    assert (utc['2026-11-21'], utc['2026-11-22'], utc['2026-11-23']) == (16, 11, 11)
+    assert (moscow['2026-11-21'], moscow['2026-11-22'], moscow['2026-11-23']) == (16, 16, 11)
+
+
 def test_burndown_days_are_calendar_days_in_tz(mirrored):
     utc = reports.sprint_report(mirrored, 'AWPCA', 101)['burndown']
     moscow = reports.sprint_report(mirrored, 'AWPCA', 101, tz='Europe/Moscow')['burndown']
@@ -218,6 +244,20 @@ def test_flow_follows_the_history_where_it_disagrees_with_the_current_status(mir
         ('2026-11-02', [0, 0, 2], 0), ('2026-11-03', [0, 1, 1], 0)]
     # long after that change, with nothing moving in the window: still «В работе»
     assert flow(mirrored, since='2026-11-20', until='2026-11-20') == [('2026-11-20', [0, 1, 3], 1)]
+
+
+def test_a_status_in_no_column_is_unmapped_in_the_flow_and_not_done(mirrored):
+    # FLOW-1 moved «В работе» → «Заблокирована» (on no column of ORION's board) on 11-13 10:00
+    assert flow(mirrored, since='2026-11-12', until='2026-11-14') == [
+        ('2026-11-12', [0, 2, 3], 0), ('2026-11-13', [0, 1, 3], 1), ('2026-11-14', [0, 0, 4], 1)]
+    # not done: it has no cycle-time item; having left «Открыта», it did start
+    assert 'FLOW-1' not in [item['key'] for item in reports.cycle_time(
+        mirrored, 'ORION', since='2026-11-01', until='2026-11-20')['items']]
+    # in a sprint report, an issue in a status of no column is not completed
+    history.ingest_history(mirrored, 'jira', None, [
+        world.status('AURORA-1', '2026-11-24T10:00:00Z', 'Готово', 'Заблокирована')])
+    report = reports.sprint_report(mirrored, 'AWPCA', 102)
+    assert 'AURORA-1' in report['not_completed'] and 'AURORA-1' not in report['completed']
 
 
 def test_flow_without_a_board_counts_every_issue_unmapped(mirrored):
