@@ -401,14 +401,19 @@ def _plan(hub, prepared) -> str:
     return '\n'.join(row[-1] for row in rows)
 
 
-def test_history_reads_walk_the_key_at_index_not_the_field_index_of_jql(mirrored):
+def test_history_reads_use_the_status_index_or_key_at_never_the_field_index_of_jql(mirrored):
     # offline JQL's (field, at, to_string, key) index would make these walk every status change
     # of the mirror (seconds to minutes at 2,000,000 change rows)
     from hublib import reconstruction
     indexes = {name for (name,) in mirrored.db.execute_sql(
         "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'issue_change'")}
-    assert 'issue_change_field_at' in indexes  # the temptation is there
-    for prepared in (reconstruction._STATUS_CHANGES, reconstruction._STATUS_AND_SPRINT_CHANGES,
-                     reconstruction._OWN_STATUS_SINCE):
-        plan = _plan(mirrored, prepared)
-        assert 'issue_change_field_at' not in plan and 'issue_change_key_at' in plan, plan
+    assert {'issue_change_field_at', reconstruction.STATUS_INDEX} <= indexes  # built at open
+    plan = _plan(mirrored, reconstruction._STATUS_AND_SPRINT_CHANGES)
+    assert 'issue_change_key_at' in plan and 'issue_change_field_at' not in plan, plan
+    for sql, values in ((reconstruction._STATUS_CHANGES, ('[]',)),
+                        (reconstruction._OWN_AT, {'label': 'ORION', 'since': world.NOW, 'until': world.NOW})):
+        rows = mirrored.db.execute_sql('EXPLAIN QUERY PLAN ' + sql, values).fetchall()
+        plan = '\n'.join(row[-1] for row in rows)
+        assert f'COVERING INDEX {reconstruction.STATUS_INDEX}' in plan, plan
+        assert 'issue_change_field_at' not in plan and 'SCAN' not in plan.replace(
+            'SCAN json_each', ''), plan
