@@ -249,12 +249,15 @@ def _keys(p: Callable[[str], str]) -> SQL:
 # over every status change of the mirror (a flow at 200,000 issues took minutes), so they name
 # the index (INDEXED BY).
 _CHANGE, _ISSUE, _MEMBER = SqlNames(IssueChange), SqlNames(Issue), SqlNames(IssueMember)
-STATUS_INDEX = 'issue_change_status'
+STATUS_INDEX, ISSUE_INDEX = 'issue_change_status', 'issue_key_status_created'
 _STATUS_ROWS = f"{_CHANGE.field} = '{STATUS_FIELD}'"
 DERIVED_INDEXES = (
     f'CREATE INDEX IF NOT EXISTS {STATUS_INDEX} ON {_CHANGE} ({_CHANGE.key}, {_CHANGE.at}, '
     f'{_CHANGE.history_id}, {_CHANGE.seq}, {_CHANGE.from_string}, {_CHANGE.to_string}, '
     f'{_CHANGE.field}) WHERE {_STATUS_ROWS}',
+    # a flow's own issues without their wide rows (descriptions push `created` to overflow pages)
+    f'CREATE INDEX IF NOT EXISTS {ISSUE_INDEX} ON {_ISSUE} ({_ISSUE.key}, {_ISSUE.status}, '
+    f'{_ISSUE.created})',
 )
 
 
@@ -333,7 +336,8 @@ _OWN_AT = (
     f'(SELECT json_array(f.{_CHANGE.from_string}) {_status_change("f", "> :since")} '
     f'ORDER BY f.{_CHANGE.at}, f.{_CHANGE.history_id}, f.{_CHANGE.seq} LIMIT 1)), '
     f'EXISTS (SELECT 1 {_status_change("a", "> :since")} AND a.{_CHANGE.at} <= :until) '
-    f'FROM {_MEMBER} AS m CROSS JOIN {_ISSUE} AS i ON i.{_ISSUE.key} = m.{_MEMBER.key} '
+    f'FROM {_MEMBER} AS m CROSS JOIN {_ISSUE} AS i INDEXED BY {ISSUE_INDEX} '
+    f'ON i.{_ISSUE.key} = m.{_MEMBER.key} '
     f'WHERE m.{_MEMBER.label} = :label AND m.{_MEMBER.neighbor} = 0')
 
 
@@ -396,5 +400,5 @@ def days(first: date, last: date) -> list[date]:
     return [first + timedelta(days=offset) for offset in range((last - first).days + 1)]
 
 
-__all__ = ['DERIVED_INDEXES', 'STATUS_INDEX', 'Columns', 'Timeline', 'status_rule', 'timelines', 'own_timelines', 'daily', 'sprint_ids', 'is_sprint_change',
+__all__ = ['DERIVED_INDEXES', 'STATUS_INDEX', 'ISSUE_INDEX', 'Columns', 'Timeline', 'status_rule', 'timelines', 'own_timelines', 'daily', 'sprint_ids', 'is_sprint_change',
            'sprint_field_id', 'closed_statuses', 'day_start', 'day_end', 'day_of', 'days']
