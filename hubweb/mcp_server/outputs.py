@@ -233,6 +233,7 @@ class SyncRun(TypedDict):
     rate_limited: int
     command_id: int | None
     history_at: Text
+    query_truncated: bool
 
 
 class SyncRunList(TypedDict):
