@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 from dataclasses import dataclass
 from operator import itemgetter
 
@@ -137,13 +138,19 @@ SNIPPET_SQL = f"snippet({FTS_TABLE}, -1, '[', ']', '…', {SNIPPET_TOKENS})"
 # bm25 scores one match at a time (~2.4 µs each with its issue), so ranking every match of a
 # common word costs what the word costs: "данных", in half the documents, took 2.0 s CPU for a
 # first page at 1,000,000 issues. FTS5 walks a word's documents in rowid order and can stop
-# early, so the hub ranks within a window: the RANK_WINDOW newest matches (highest docid: the
-# issues the mirror received last) are ranked together, the next RANK_WINDOW after them, and so
-# on. A query with at most RANK_WINDOW matches (a rare word, or a common one narrowed by a
-# project, a second word or another clause) is one window: its ranking is exact. CPU of the
-# window walk at 1,000,000 issues on the loaded machine: 31 ms for 1,000, 37 for 2,000, 43 for
-# 5,000, of which ~23 are bm25's own count of the word's documents (its IDF), paid once a query.
-RANK_WINDOW = 2000
+# early, so the hub ranks within a window: the RANK_WINDOW newest matches (highest docid: docids
+# are given when the mirror first receives an issue, so these are the issues it got last) are
+# ranked together, best first; then the next RANK_WINDOW older ones, best first; and so on until
+# the matches end. The answer says ``ranked_within: RANK_WINDOW`` on every page of such a walk.
+# A query with at most RANK_WINDOW matches (a rare word, or a common one narrowed by a project, a
+# second word or another clause) is one window: its ranking is exact and nothing is said.
+#
+# Why 1,000: the first page of 100 is then the best tenth of the newest thousand matches, and
+# the cost per page is bounded whatever the word. CPU per window query, "данных" (half the
+# documents), 200,000 issues, shared machine: 1,000 rows 6–8 ms, 2,000 rows 8–11 ms, 5,000 rows
+# 16–21 ms, plus bm25's own count of the word's documents (its IDF, ~3 ms at 200,000, ~15–23 ms
+# at 1,000,000), paid once a query. Only the page's rows become hits (~3 µs each).
+RANK_WINDOW = 1000
 _NO_TOP = 2 ** 63 - 1
 
 
@@ -184,11 +191,13 @@ def ranked_hits(hub: Hub, window_sql: str, params: dict, after: list | None,
         more = len(rows) > size
         bounded = bounded or more
         ranked = sorted(rows[:size], key=itemgetter(1, 2))
+        start = 0
         if mark is not None:
-            ranked = [row for row in ranked if (row[1], row[2]) > mark]
+            start = bisect_right(ranked, mark, key=itemgetter(1, 2))
             mark = None
-        hits.extend(Hit(docid, relevance, sort_key, neighbor, top)
-                    for docid, relevance, sort_key, neighbor in ranked)
+        # only the rows the page shows become hits (a window holds thousands)
+        hits.extend(Hit(docid, relevance, sort_key, neighbor, top) for docid, relevance, sort_key,
+                    neighbor in ranked[start:start + limit + 1 - len(hits)])
         if not more:
             break
         top = rows[size - 1][0]
