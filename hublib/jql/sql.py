@@ -439,6 +439,15 @@ class _Compiler:
                 high = end if high is None else min(high, end)
         return low, high
 
+    # _OWN_ROWS: WAS and CHANGED without a window test each issue the page walks against its own
+    # change rows (the (key, at) index, ~10 rows an issue; ``+field`` keeps SQLite off the
+    # (field, at) index, which it would otherwise scan for every issue) and stop when the page
+    # is full. They used to collect every change row of the field first: 200,000 issues /
+    # 2,000,000 change rows, first page of 100, CPU on the shared machine: `status CHANGED`
+    # 0.93–1.03 s -> 1–2 ms, `status WAS Готово` 3.3–3.7 s -> 2–3 ms, `status CHANGED TO Готово`
+    # ~1.0 s -> 4 ms. A value no issue ever had walks the whole mirror either way (~3.5 s).
+    # With a window (AFTER, BEFORE, ON, DURING) CHANGED still collects the window's rows: the
+    # (field, at, to_string, key) index holds them.
     def history(self, clause: Clause) -> str:
         spec = clause.field
         name = self.param(spec.history)
@@ -460,6 +469,10 @@ class _Compiler:
                 elif predicate.name == 'by':
                     author = self.param(fold(predicate.values[0].text))
                     where.append(f'hub_fold(c.{_CHANGE.author}) = {author}')
+            if low is None and high is None:
+                # no window: the issue's own change rows (see _OWN_ROWS)
+                where[0] = f'c.{_CHANGE.key} = i.{_ISSUE.key} AND +c.{_CHANGE.field} = {name}'
+                return f'EXISTS (SELECT 1 FROM {_CHANGE} c WHERE {" AND ".join(where)})'
             if low is not None:
                 where.append(f'c.{_CHANGE.at} >= {self.param(format_utc(low))}')
             if high is not None:
@@ -475,8 +488,8 @@ class _Compiler:
         column = f'i.{getattr(_ISSUE, clause.field.column)}'
         values = clause.values
         if low is None and high is None and not by:
-            changed = (f'i.key IN (SELECT c.{_CHANGE.key} FROM {_CHANGE} c '
-                       f'WHERE c.{_CHANGE.field} = {name} AND '
+            changed = (f'EXISTS (SELECT 1 FROM {_CHANGE} c WHERE c.{_CHANGE.key} = i.{_ISSUE.key} '
+                       f'AND +c.{_CHANGE.field} = {name} AND '
                        f'({self.matches(f"c.{_CHANGE.from_string}", values)} OR '
                        f'{self.matches(f"c.{_CHANGE.to_string}", values)}))')
             return f'({self.matches(column, values)} OR {changed})'
