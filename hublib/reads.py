@@ -20,7 +20,7 @@ from typing import Any, Iterator
 
 from peewee import JOIN, SQL, Tuple, fn
 
-from . import fields, files, jql, validators
+from . import fields, files, jql, slices, validators
 from . import search as search_sql
 from .db import Hub, Prepared
 from .errors import NotFoundError, ValidationError
@@ -240,6 +240,12 @@ def _in_order(hub: Hub, search: jql.Search, params: dict, after: list | None) ->
     """
     tables, neighbor, natural, where = _drive(search)
     columns = search.order
+    if search.label is not None and columns[0].indexed and _walk_index(hub, search.label):
+        # a big slice in an indexed order: walk the issue table's index, each issue's membership
+        # read by the slice's primary key, instead of sorting the whole slice
+        tables = (f'{_ISSUE} i CROSS JOIN {_MEMBER} m ON m.{_MEMBER.label} = :label '
+                  f'AND m.{_MEMBER.key} = i.{_ISSUE.key}')
+        where = list(search.conditions)
     if after is not None:
         where.append(_after(columns, natural, after, params))
     extra = ', '.join(f'{column.sql} AS s{n}' for n, column in enumerate(columns))
@@ -247,6 +253,20 @@ def _in_order(hub: Hub, search: jql.Search, params: dict, after: list | None) ->
                       for column in columns) + f', {natural}'
     return _select_issues(hub, tables, neighbor, where, params,
                           extra=f'{extra}, {natural} AS sort_key', order=order)
+
+
+def _walk_index(hub: Hub, label: str) -> bool:
+    """Whether a page of ``label``'s slice in an indexed order should walk the issue table's index.
+
+    Sorting the slice costs ~15 µs an issue (its row and sort values); walking the index costs
+    ~1.5 µs an issue of the mirror and finds the slice's issues at the rate ``slice / mirror``,
+    so a page of 100 walks ``100 · mirror / slice`` of them. The walk wins when ``slice² >
+    10 · mirror`` (200,000 issues: a slice over ~1,400; 1,000,000: over ~3,200). The mirror's
+    size is read as the issue table's highest rowid (one index step; deletions are rare)."""
+    own = slices.counts(hub, label)
+    size = own['own_count'] + own['neighbor_count']
+    mirror = hub.db.execute_sql(f'SELECT max(rowid) FROM {_ISSUE}').fetchone()[0] or 0
+    return size * size > 10 * mirror
 
 
 def _after(columns: list[jql.SortColumn], natural: str, after: list, params: dict) -> str:

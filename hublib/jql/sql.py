@@ -46,6 +46,11 @@ def utc_sql(column: str) -> str:
 # facets (status, assignee, priority, issue type of every matching issue): 366 -> 250 ms CPU for
 # the whole mirror of 50,000.
 #
+# ORDER BY created walks issue_created_utc (UTC created and key: 8 MiB at 200,000 issues; built at
+# open in 1.3 s CPU, 13 s wall on the shared machine): 200,000 issues, first page of 100, CPU:
+# `ORDER BY created DESC` 3.3–3.5 s -> 7 ms, `created ASC` 1.5 s -> 7 ms, `project = AURORA
+# ORDER BY created DESC` 3.3 s -> 6 ms, `status = Готово ORDER BY created DESC` 1.5 s -> 6 ms.
+#
 # CHANGED reads the change rows of one field in a window (``status CHANGED TO "Готово" AFTER -14d``):
 # 200,000 issues / 2,000,000 change rows, 55,000 rows in the last 14 days, a quarter of them of
 # status; CPU ms of the first page on the loaded machine: 110 with the `at` index alone (a row read
@@ -55,6 +60,8 @@ DERIVED_INDEXES = (
     f'CREATE INDEX IF NOT EXISTS issue_updated_utc ON {_ISSUE} ({utc_sql(_ISSUE.jira_updated)}, '
     f'{_ISSUE.status}, {_ISSUE.assignee}, {_ISSUE.priority}, {_ISSUE.issue_type}, '
     f'{_ISSUE.labels}, {_ISSUE.key})',
+    f'CREATE INDEX IF NOT EXISTS issue_created_utc ON {_ISSUE} ({utc_sql(_ISSUE.created)}, '
+    f'{_ISSUE.key})',
     f'CREATE INDEX IF NOT EXISTS issue_change_field_at ON {_CHANGE} '
     f'({_CHANGE.field}, {_CHANGE.at}, {_CHANGE.to_string}, {_CHANGE.key})',
 )
@@ -85,6 +92,7 @@ class SortColumn:
 
     sql: str
     descending: bool
+    indexed: bool = False  # the issue table has an index in this order (created, updated)
 
 
 @dataclass
@@ -536,7 +544,7 @@ class _Compiler:
             return [SortColumn('m.sort_key' if self.sliced else _NATURAL_I, way)]
         column = f'i.{getattr(_ISSUE, spec.column)}'
         if spec.kind == 'moment':
-            return [SortColumn(utc_sql(column), way)]
+            return [SortColumn(utc_sql(column), way, indexed=True)]
         if spec.name == 'priority':
             stored = setting(self.hub, 'priority_map', {})
             names: list[str] = []
