@@ -16,8 +16,7 @@ from urllib.parse import parse_qsl
 
 from hublib.db import Hub
 
-from ..auth import (QUERY_TOKEN_MESSAGE, QUERY_TOKEN_NAMES, UNAUTHORIZED, bearer_token, is_token,
-                    known_tokens, token_roles)
+from ..access import Tokens
 from .tools import create_mcp_server
 
 MCP_PATH = '/mcp'
@@ -30,52 +29,30 @@ ASGIApp = Callable[[dict, Callable[[], Awaitable[dict]], Callable[[dict], Awaita
 
 
 class ClientTokenGate:
-    """ASGI middleware: only the client token passes; lifespan events go straight through.
+    """ASGI middleware: only the client token passes; lifespan events go straight through."""
 
-    ``known`` are the hub's tokens, read once (``known_tokens``): only ``open_hub`` writes them,
-    as for the Falcon app's ``TokenAuth``."""
-
-    def __init__(self, app: ASGIApp, known: dict[str, bytes]):
+    def __init__(self, app: ASGIApp, tokens: Tokens):
         self.app = app
-        self.known = known
+        self.tokens = tokens
 
     async def __call__(self, scope: dict, receive, send) -> None:
         if scope['type'] != 'http':
             await self.app(scope, receive, send)
             return
-        refusal = self.refusal(scope)
+        query = parse_qsl(scope.get('query_string', b'').decode('latin-1'), keep_blank_values=True)
+        header = next((value.decode('latin-1') for name, value in scope['headers']
+                       if name == b'authorization'), None)
+        refusal = self.tokens.refusal('client', header, query)
         if refusal is None:
             await self.app(scope, receive, send)
             return
-        status, title, description = refusal
-        body = json.dumps({'title': title, 'description': description},
-                          ensure_ascii=False).encode()
+        body = json.dumps(refusal.body(), ensure_ascii=False).encode()
         headers = [(b'content-type', b'application/json'),
                    (b'content-length', str(len(body)).encode())]
-        if status == 401:
+        if refusal.status == 401:
             headers.append((b'www-authenticate', b'Bearer'))
-        await send({'type': 'http.response.start', 'status': status, 'headers': headers})
+        await send({'type': 'http.response.start', 'status': refusal.status, 'headers': headers})
         await send({'type': 'http.response.body', 'body': body})
-
-    def refusal(self, scope: dict) -> tuple[int, str, str] | None:
-        """``(status, title, description)`` for a request that may not pass, else ``None``."""
-        query = parse_qsl(scope.get('query_string', b'').decode('latin-1'), keep_blank_values=True)
-        if QUERY_TOKEN_NAMES & {name.lower() for name, _ in query}:
-            return 401, UNAUTHORIZED, QUERY_TOKEN_MESSAGE
-        header = next((value.decode('latin-1') for name, value in scope['headers']
-                       if name == b'authorization'), None)
-        token = bearer_token(header)
-        if token is None:
-            return 401, UNAUTHORIZED, 'нужен заголовок Authorization: Bearer <токен клиента>'
-        if any(is_token(self.known, value) for _, value in query):
-            return 401, UNAUTHORIZED, QUERY_TOKEN_MESSAGE  # a token under any other name, too
-        roles = token_roles(self.known, token)
-        if roles['client']:
-            return None
-        if roles['agent']:
-            return 403, 'Нет доступа', 'токен агента не даёт доступа к MCP: нужен токен клиента'
-        return 401, UNAUTHORIZED, 'неверный токен'
-
 
 
 def http_app(hub: Hub, *, host: str = '127.0.0.1') -> ClientTokenGate:
@@ -86,7 +63,7 @@ def http_app(hub: Hub, *, host: str = '127.0.0.1') -> ClientTokenGate:
     """
     server = create_mcp_server(hub)
     return ClientTokenGate(server.streamable_http_app(streamable_http_path=MCP_PATH, host=host),
-                           known_tokens(hub))
+                           Tokens(hub))
 
 
 def url_of(host: str, port: int) -> str:

@@ -33,7 +33,7 @@ from hublib.modules import COMMAND_TYPES
 from hublib.paging import page_limit
 from hublib.validation import FIELD_MESSAGES
 
-from ..errors import INTERNAL, error_body
+from ..schemas.errors import INTERNAL, error_body
 from .outputs import (AgentList, Batch, BatchList, Board, ChangeList, FetchAnswer, IssueCard, Note,
                       ProjectList, QueuedBatch, SearchItem, SearchResult, Settings, SprintList,
                       SyncRunList)

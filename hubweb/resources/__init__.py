@@ -14,7 +14,7 @@ from marshmallow import Schema
 
 from hublib.db import Hub
 
-from ..schemas import load_query, path_int
+from ..media import load_query, path_int
 
 
 class Resource:

@@ -10,7 +10,7 @@ from hublib.validation import load
 from hublib.db import Hub
 
 from ..openapi import operation
-from ..schemas import media
+from ..media import media
 from ..schemas.attachments import AttachmentSchema, FetchAnswerSchema, StoredFileSchema
 from . import Resource
 

@@ -8,7 +8,7 @@ from hublib.db import Hub
 from hublib.validation import load
 
 from ..openapi import operation
-from ..schemas import object_body
+from ..media import object_body
 from ..schemas.projects import ProjectListSchema, ProjectSchema
 from . import Call, Resource
 

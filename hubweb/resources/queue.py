@@ -13,7 +13,7 @@ from hublib import batches, claims
 from hublib.db import Hub
 
 from ..openapi import operation
-from ..schemas import load_query, object_body, path_int
+from ..media import load_query, object_body, path_int
 from ..schemas import queue as schemas
 from . import Call, Resource
 
