@@ -19,6 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from hublib import open_hub, settings
+from hubweb.mcp_server import TOOL_NAMES
 
 from .conftest import fill_hub
 
@@ -92,7 +93,7 @@ async def test_http_session_with_the_client_token(mcp_http):
     async with create_mcp_http_client(headers=bearer(token)) as http:
         async with Client(streamable_http_client(mcp_http['url'], http_client=http)) as client:
             tools = (await client.list_tools()).tools
-            assert len(tools) == 15
+            assert [tool.name for tool in tools] == list(TOOL_NAMES)
             card = await client.call_tool('get_issue', {'key': 'AURORA-1', 'comment_limit': 1})
             assert not card.is_error
             assert card.structured_content['note']['work_kind'] == 'Аналитика'

@@ -1,4 +1,4 @@
-"""The fifteen tools of contract §14 through the SDK's in-process client: names, arguments,
+"""The tools of contract §14 and §14a through the SDK's in-process client: names, arguments,
 defaults, limits, annotations, output schemas, results (the same as the HTTP API's for the same
 call) and failures (``isError`` with the API's own error body)."""
 from __future__ import annotations
@@ -38,11 +38,12 @@ ARGUMENTS = {
                     {'title', 'author', 'commands'}),
     'cancel_batch': ({'batch_id'}, {'batch_id'}),
     'fetch_attachment': ({'attachment_id'}, {'attachment_id'}),
+    'read_attachment': ({'attachment_id', 'max_chars'}, {'attachment_id'}),
 }
 DEFAULTS = {('search_issues', 'limit'): 20, ('get_issue', 'max_chars'): 20000,
             ('get_issue', 'comment_limit'): 20, ('issue_changes', 'limit'): 50,
             ('sync_runs', 'limit'): 10, ('list_batches', 'limit'): 20,
-            ('queue_batch', 'dry_run'): False}
+            ('queue_batch', 'dry_run'): False, ('read_attachment', 'max_chars'): 20000}
 MAXIMA = {('search_issues', 'limit'): 100, ('issue_changes', 'limit'): 500}
 QUEUE_TOOLS = {'queue_batch', 'cancel_batch', 'fetch_attachment'}
 COMMENT_BATCH = 2  # the batch fill_hub queues after the refresh's own batch #1
@@ -71,6 +72,8 @@ EVERY_TOOL = [
     ('fetch_attachment', {'attachment_id': '2'}),
     ('fetch_attachment', {'attachment_id': '3'}),
 ]
+# read_attachment answers with content blocks (an image, or text), not a JSON object:
+# tests/mcp/test_read_attachment.py.
 
 
 class HttpTwin:
@@ -94,7 +97,7 @@ def http(filled):
     return HttpTwin(filled)
 
 
-async def test_fifteen_tools_with_the_contract_arguments_and_defaults(client):
+async def test_every_tool_with_the_contract_arguments_and_defaults(client):
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert set(tools) == set(ARGUMENTS)
     for name, (arguments, required) in ARGUMENTS.items():
@@ -168,8 +171,10 @@ async def test_get_issue_is_the_http_card_when_nothing_is_cut(client, http):
     result = await client.call_tool('get_issue', {'key': 'AURORA-1', 'max_chars': 1_000_000,
                                                   'comment_limit': 1000})
     card = result.structured_content
-    assert {key: card.pop(key) for key in ('truncated', 'truncated_fields', 'comments_total')} == \
-        {'truncated': False, 'truncated_fields': [], 'comments_total': 25}
+    assert {key: card.pop(key) for key in ('truncated', 'truncated_fields', 'comments_total',
+                                           'as_of')} == \
+        {'truncated': False, 'truncated_fields': [], 'comments_total': 25,
+         'as_of': '2026-11-30T10:00:00+00:00'}
     assert card == http('/issues/AURORA-1')[1]
     assert card['note']['work_kind'] == 'Аналитика'
 
@@ -202,11 +207,13 @@ async def test_search_items_are_compact(client):
     result = await client.call_tool('search_issues', {'limit': 100})
     items = {item['key']: item for item in result.structured_content['items']}
     assert list(items['AURORA-1']) == ['key', 'issue_type', 'summary', 'status', 'assignee',
-                                       'priority', 'labels', 'updated', 'neighbor', 'has_note']
+                                       'priority', 'labels', 'updated', 'neighbor', 'has_note',
+                                       'fetched_at']
     assert items['AURORA-1'] == {
         'key': 'AURORA-1', 'issue_type': 'Задача', 'summary': 'Задача 1', 'status': 'В работе',
         'assignee': 'ivanov', 'priority': 'Средний', 'labels': ['AWPCA'],
-        'updated': '2026-10-01T09:00:00.000+0300', 'neighbor': False, 'has_note': True}
+        'updated': '2026-10-01T09:00:00.000+0300', 'neighbor': False, 'has_note': True,
+        'fetched_at': '2026-11-30T10:00:00+00:00'}
     assert items['AURORA-2']['has_note'] is False
     assert items['AURORA-20']['neighbor'] is True
     assert len(items) == 13 and result.structured_content['next_cursor'] is None

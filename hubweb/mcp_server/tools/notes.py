@@ -1,0 +1,29 @@
+"""The tool that writes service notes (fields Jira does not have); nothing leaves the hub."""
+from typing import Annotated
+
+from mcp.server.mcpserver import Context
+from pydantic import Field, StrictStr
+
+from hublib import notes
+
+from ...schemas.notes import NoteSchema
+from ..tooling import NOTES_WRITE, Author, Toolbox, hub_of
+
+TOOLS = Toolbox()
+
+NoteText = Annotated[StrictStr | None, Field(
+    description='до 20000 символов; null — не менять, "" — очистить')]
+
+
+@TOOLS.tool('Служебная заметка', NOTES_WRITE, NoteSchema)
+def put_note(ctx: Context, key: Annotated[StrictStr, Field(
+                 description='ключ задачи (AURORA-1) или временный ключ (new:1)')],
+             updated_by: Author, work_kind: NoteText = None, done_text: NoteText = None,
+             rest_text: NoteText = None, owner_note: NoteText = None) -> dict:
+    """Создать или изменить служебную заметку задачи: вид работ, что сделано, что осталось,
+    заметка владельца. Меняются только переданные поля; в Jira ничего не уходит.
+    Как PUT /notes/{key}."""
+    texts = {'work_kind': work_kind, 'done_text': done_text, 'rest_text': rest_text,
+             'owner_note': owner_note}
+    changes = {name: value for name, value in texts.items() if value is not None}
+    return notes.put_note(hub_of(ctx), key, {**changes, 'updated_by': updated_by})
