@@ -11,7 +11,9 @@ import sys
 import threading
 import urllib.error
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from mcp import Client
@@ -30,27 +32,35 @@ INITIALIZE = {'jsonrpc': '2.0', 'id': 1, 'method': 'initialize', 'params': {
     'clientInfo': {'name': 'pytest', 'version': '1'}}}
 
 
-@pytest.fixture
-def mcp_http(data_dir, clock, claimed_refresh):
+@contextmanager
+def start_mcp_http(data_dir, clock, claimed_refresh, *flags: str) -> Iterator[dict]:
+    """A filled hub served by a real ``sdlc-hub mcp --http --port 0 <flags>``."""
     writer = open_hub(data_dir, clock=clock)
     fill_hub(writer, claimed_refresh)
     tokens = settings.tokens(writer)
     writer.close()
     process = subprocess.Popen(
         [sys.executable, '-m', 'hubweb.cli', 'mcp', '--data', str(data_dir), '--http',
-         '--port', '0'], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+         '--port', '0', *flags], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         encoding='utf-8')
     lines: queues.Queue[str] = queues.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in process.stdout],
                      daemon=True).start()
     try:
         first = lines.get(timeout=TIMEOUT)
-        assert first.startswith('sdlc-hub mcp listening on http://127.0.0.1:'), first
+        assert first.startswith('sdlc-hub mcp listening on http://'), first
         yield {'url': first.split()[-1], 'tokens': tokens, 'process': process}
     finally:
         if process.poll() is None:
             process.kill()
         process.wait(timeout=TIMEOUT)
+
+
+@pytest.fixture
+def mcp_http(data_dir, clock, claimed_refresh):
+    with start_mcp_http(data_dir, clock, claimed_refresh) as server:
+        assert server['url'].startswith('http://127.0.0.1:')
+        yield server
 
 
 def post(url: str, headers: dict | None = None) -> tuple[int, dict, dict]:

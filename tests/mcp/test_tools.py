@@ -12,6 +12,7 @@ from falcon import testing
 
 from hublib import queue, reads, settings
 from hubweb import create_app
+from hubweb.mcp_server import ALL_TOOLS
 
 from .conftest import COMMENTS, LONG_DESCRIPTION, body
 
@@ -430,3 +431,27 @@ async def test_a_bug_is_a_generic_error_and_leaks_nothing(client, monkeypatch, c
                             'description': 'Внутренняя ошибка хаба; подробности в журнале сервера.'}
     assert 'secret' not in json.dumps(body(result))
     assert 'SELECT secret' in caplog.text  # the traceback is in the server's log
+
+
+TOOL_LIST_BUDGET = 40_000  # bytes of compact UTF-8 JSON (contract §14a: ≤ 40 KB)
+
+
+async def test_the_whole_tool_list_stays_within_the_byte_budget(client):
+    listed = await client.list_tools()
+    assert {tool.name for tool in listed.tools} == {spec.name for spec in ALL_TOOLS}  # every tool
+    wire = json.dumps(listed.model_dump(mode='json', by_alias=True, exclude_none=True),
+                      ensure_ascii=False, separators=(',', ':')).encode()
+    assert len(wire) <= TOOL_LIST_BUDGET, len(wire)
+    # where the bytes went before: descriptions and titles repeated in every output schema
+    for tool in listed.tools:
+        for node in schema_nodes(tool.output_schema or {}):
+            assert not {'description', 'title'} & set(node), (tool.name, node)
+
+
+def schema_nodes(schema: dict):
+    """Every (sub)schema of a JSON Schema, through properties and items."""
+    yield schema
+    for child in schema.get('properties', {}).values():
+        yield from schema_nodes(child)
+    if isinstance(schema.get('items'), dict):
+        yield from schema_nodes(schema['items'])
