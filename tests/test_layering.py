@@ -256,9 +256,9 @@ MODULE_ALIASES = {'db', 'models', 'settings', 'projects', 'mirror', 'history', '
 
 
 def test_the_mcp_process_imports_no_falcon(tmp_path):
-    """``sdlc-hub mcp`` (stdio, until its client closes stdin) and every module of the MCP server
-    load no Falcon adapter code: what both adapters share lives in framework-free modules
-    (STYLE 18)."""
+    """``sdlc-hub mcp`` (stdio, until its client closes stdin), every module of the MCP server and
+    every response schema load no Falcon adapter code: what both adapters share lives in
+    framework-free modules (STYLE 18)."""
     data = tmp_path / 'hub-data'
     code = (
         'import importlib, pkgutil, sys\n'
@@ -266,8 +266,9 @@ def test_the_mcp_process_imports_no_falcon(tmp_path):
         f'open_hub({str(data)!r}).close()\n'
         'from hubweb.cli import main\n'
         f'status = main(["mcp", "--data", {str(data)!r}])\n'
-        'import hubweb.mcp_server as package\n'
-        'names = [m.name for m in pkgutil.walk_packages(package.__path__, package.__name__ + ".")]\n'
+        'import hubweb.mcp_server as package, hubweb.schemas as schemas\n'
+        'names = [m.name for p in (package, schemas)\n'
+        '         for m in pkgutil.walk_packages(p.__path__, p.__name__ + ".")]\n'
         'for name in names:\n'
         '    importlib.import_module(name)\n'
         'web = sorted({m.split(".")[0] for m in sys.modules} & {"falcon", "waitress", "apispec"})\n'
