@@ -36,8 +36,9 @@ def hub_of(ctx: Context) -> Hub:
 
 # --- annotations ---------------------------------------------------------------------------------
 
-READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-                            open_world_hint=False)
+# destructiveHint and idempotentHint mean something only beside readOnlyHint false (the MCP
+# specification): left out here, they cost every client bytes for nothing.
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 # A note's fields are overwritten in place (no history), hence destructive; nothing leaves the hub.
 NOTES_WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True,
                               open_world_hint=False)

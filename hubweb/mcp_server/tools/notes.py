@@ -11,8 +11,7 @@ from ..tooling import NOTES_WRITE, Author, Toolbox, hub_of
 
 TOOLS = Toolbox()
 
-NoteText = Annotated[StrictStr | None, Field(
-    description='до 20000 символов; null — не менять, "" — очистить')]
+NoteText = StrictStr | None
 
 
 @TOOLS.tool('Служебная заметка', NOTES_WRITE, NoteSchema)
@@ -21,7 +20,8 @@ def put_note(ctx: Context, key: Annotated[StrictStr, Field(
              updated_by: Author, work_kind: NoteText = None, done_text: NoteText = None,
              rest_text: NoteText = None, owner_note: NoteText = None) -> dict:
     """Создать или изменить служебную заметку задачи: вид работ, что сделано, что осталось,
-    заметка владельца. Меняются только переданные поля; в Jira ничего не уходит.
+    заметка владельца (до 20000 символов каждое). Меняются только переданные поля ("" —
+    очистить); в Jira ничего не уходит.
     Как PUT /notes/{key}."""
     texts = {'work_kind': work_kind, 'done_text': done_text, 'rest_text': rest_text,
              'owner_note': owner_note}
