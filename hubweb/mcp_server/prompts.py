@@ -112,7 +112,10 @@ def completions(hub: Hub, ref: PromptReference | ResourceTemplateReference,
 
 
 def register(server: MCPServer, hub: Hub) -> None:
-    """Add the prompts and the completion handler (prompt and resource-template arguments)."""
+    """Add the prompts and the completion handler (prompt and resource-template arguments).
+
+    The SDK calls a completion handler without the request's context, so this one is given the
+    hub here rather than reading the lifespan context as tools and prompts do."""
     for prompt, title in PROMPTS:
         server.prompt(title=title)(prompt)
 

@@ -111,12 +111,12 @@ class HubServer(MCPServer):
                          instructions=INSTRUCTIONS, version=hublib.__version__,
                          log_level='WARNING', lifespan=hub_lifespan, tools=served)
         self.hub = hub
-        self.tools = {tool.name: tool for tool in served}
+        self.served = {tool.name: tool for tool in served}
 
     async def call_tool(self, name: str, arguments: dict[str, Any],
                         context: Context | None = None) -> CallToolResult:
         try:
-            tool = self.tools.get(name)
+            tool = self.served.get(name)
             if tool is None:
                 known = any(spec.name == name for spec in ALL_TOOLS)
                 raise NotFoundError(WITHHELD.format(name=name) if known
