@@ -11,7 +11,8 @@ A batch is validated in three steps, each with its own answer:
    configured keys): a ValidationError (422) naming ``commands[<i>].params.<field>``;
 2. what one command says about another, which JSON Schema cannot: ``depends_on`` points to an
    earlier command, a temp key is created once and only used after the ``ensure_issue`` that
-   creates it: a ValidationError (422) naming the field;
+   creates it, and no other batch's unfinished ``ensure_issue`` owns that temp key (a temp key
+   names one future issue hub-wide, contract §9.4b): a ValidationError (422) naming the field;
 3. references to the hub's state (``fetch_attachment`` of an attachment not in the mirror):
    NotFoundError (404) naming the field in its message — the batch is well formed.
 """
@@ -28,13 +29,13 @@ from peewee import JOIN, Case, fn
 
 from . import modules
 from .db import Hub
-from .errors import NotFoundError, ValidationError
-from .models import Batch, BatchFollowup, Command, LateDone, SqlNames
+from .errors import ConflictError, NotFoundError, ValidationError
+from .models import Batch, BatchFollowup, BatchRetry, Command, IssueNote, LateDone, SqlNames
 from .paging import decode_cursor, page
 from .projects import require_project
 from .settings import pacing, stored_settings
 from .slices import natural_key
-from .validation import (Int, LenientInt, StrippedText, Text, is_issue_key, is_temp_key,
+from .validation import (Bool, Int, LenientInt, StrippedText, Text, is_issue_key, is_temp_key,
                          load)
 
 TERMINAL = ('done', 'failed', 'skipped', 'cancelled', 'confirmed_by_state')
@@ -42,6 +43,7 @@ STATUSES = ('queued', 'claimed') + TERMINAL
 DONE_STATUSES = ('done', 'confirmed_by_state')
 NOT_DONE = ('failed', 'skipped', 'cancelled')
 BATCH_STATUSES = ('queued', 'running', 'cancelled', 'done')
+ACTIVE = ('queued', 'claimed')
 TITLE_MAX = 200
 AUTHOR_MAX = 200
 MAX_COMMANDS = 10000
@@ -151,6 +153,9 @@ def batch_schema_for(settings: Mapping[str, Any]) -> Schema:
         'commands': fields.List(CommandIn(command_schemas(settings)), required=True, validate=[
             validate.Length(min=1, error='ожидается непустой список команд'),
             validate.Length(max=MAX_COMMANDS, error=f'больше {MAX_COMMANDS} команд в одном пакете')]),
+        'dry_run': Bool(load_default=False, metadata={
+            'description': 'true — только проверить: ответ 200 с пакетом, как он был бы поставлен '
+                           '(без id), ничего не сохранено'}),
     }, name='BatchCreate')()
 
 
@@ -184,6 +189,73 @@ def _cross_command_errors(commands: list[dict]) -> dict[str, list[str]]:
     return errors
 
 
+# --- temp keys hub-wide (contract §9.4b) -----------------------------------------------------------
+
+_TEMP_KEY = fn.json_extract(Command.params, '$.temp_key')
+
+
+def temp_key_owners(hub: Hub) -> dict[str, int]:
+    """Temp key → the batch whose unfinished (queued or claimed) ``ensure_issue`` owns it.
+
+    Read through the status index: unfinished commands are the queue's short end, not its history.
+    """
+    return dict(Command.select(_TEMP_KEY, Command.batch_id)
+                .where(Command.status.in_(ACTIVE) & (Command.type == 'ensure_issue')
+                       & _TEMP_KEY.is_null(False))
+                .tuples().execute(hub.db))
+
+
+def _taken_temp_keys(hub: Hub, commands: list[dict]) -> dict[str, list[str]]:
+    """``commands[i].params.temp_key`` of each ``ensure_issue`` whose temp key another batch's
+    unfinished ``ensure_issue`` owns: a second owner would share its note (spec «Служебные
+    заметки») and, when both finish, move it to the wrong issue."""
+    wanted = [(index, item['params']['temp_key']) for index, item in enumerate(commands)
+              if item['type'] == 'ensure_issue' and item['params'].get('temp_key') is not None]
+    owners = temp_key_owners(hub) if wanted else {}
+    return {f'commands[{index}].params.temp_key': [
+                f'временный ключ {temp_key} уже занят пакетом {owners[temp_key]}']
+            for index, temp_key in wanted if temp_key in owners}
+
+
+def _noted_temp_keys(hub: Hub) -> list[str]:
+    # A prefix range of the primary key ('new:' ≤ key < 'new;'), not a scan of every note.
+    return [key for (key,) in IssueNote.select(IssueNote.key)
+            .where((IssueNote.key >= 'new:') & (IssueNote.key < 'new;')).tuples().execute(hub.db)
+            if is_temp_key(key)]
+
+
+TEMP_KEYS_MAX = 100
+
+
+class TempKeysQuery(Schema):
+    """Query of ``GET /temp-keys/next``."""
+
+    count = LenientInt(minimum=1, maximum=TEMP_KEYS_MAX, load_default=1, metadata={
+        'description': f'сколько свободных ключей подряд нужно (до {TEMP_KEYS_MAX}), по '
+                       'умолчанию 1'})
+
+
+def next_temp_key(hub: Hub, *, count: int = 1) -> dict:
+    """The smallest free temp key (contract §9.4b): ``{"temp_key": "new:<n>", "temp_keys": [...]}``.
+
+    Free: no unfinished ``ensure_issue`` owns it and no note is stored under it (a note under a
+    temp key is someone's future issue, even before its batch is queued). ``temp_keys`` holds the
+    ``count`` smallest free keys, the first of them ``temp_key``, for a form with several new
+    issues. Nothing is reserved: the key is taken when a batch that creates it is queued.
+    """
+    count = load(TempKeysQuery, {'count': count})['count']
+    with hub.read():
+        taken = {int(key[4:]) for key in (*temp_key_owners(hub), *_noted_temp_keys(hub))
+                 if is_temp_key(key)}
+    free: list[str] = []
+    number = 1
+    while len(free) < count:
+        if number not in taken:
+            free.append(f'new:{number}')
+        number += 1
+    return {'temp_key': free[0], 'temp_keys': free}
+
+
 def _missing_references(hub: Hub, commands: list[dict]) -> dict[str, str]:
     return {f'commands[{index}].params.{name}': message
             for index, item in enumerate(commands)
@@ -193,7 +265,10 @@ def _missing_references(hub: Hub, commands: list[dict]) -> dict[str, str]:
 
 def _validated(hub: Hub, body: Mapping[str, Any]) -> dict:
     values = load(batch_schema_for(stored_settings(hub)), body)
+    values.pop('dry_run')
     errors = _cross_command_errors(values['commands'])
+    for name, messages in _taken_temp_keys(hub, values['commands']).items():
+        errors.setdefault(name, messages)
     if errors:
         raise ValidationError(errors)
     if values['project'] is not None:
@@ -219,10 +294,16 @@ def create_batch(hub: Hub, *, title: str, commands: list[dict], author: str | No
                               'commands': commands}, dry_run=dry_run)
 
 
+def is_dry_run(body: object) -> bool:
+    """Whether a ``POST /batches`` body asks only for a preview (``"dry_run": true``)."""
+    return isinstance(body, Mapping) and body.get('dry_run') is True
+
+
 def submit_batch(hub: Hub, body: Mapping[str, Any], *, dry_run: bool = False) -> dict:
     """:func:`create_batch` of a JSON object as a client sent it (``POST /batches``), checked
-    once by the batch schema: an unknown or missing field is a 422 naming it."""
-    if dry_run:
+    once by the batch schema: an unknown or missing field is a 422 naming it. ``dry_run`` here
+    or ``"dry_run": true`` in the body: the preview, nothing stored."""
+    if dry_run or is_dry_run(body):
         with hub.read():
             return _preview(hub, _validated(hub, body))
     with hub.write():
@@ -231,8 +312,15 @@ def submit_batch(hub: Hub, body: Mapping[str, Any], *, dry_run: bool = False) ->
 
 
 def _estimate(hub: Hub, commands: list[dict]) -> int:
-    calls = sum(modules.command_type(item['type']).estimate(hub, item['params'])
-                for item in commands)
+    # Each distinct command is estimated once: a refresh by jql counts the mirror's own issues, and
+    # 10,000 of them in one batch took 10 s counting 10,000 times, 0.19 s now (2-core VM, busy).
+    estimates: dict[tuple[str, str], int] = {}
+    calls = 0
+    for item in commands:
+        key = (item['type'], json.dumps(item['params'], sort_keys=True, default=str))
+        if key not in estimates:
+            estimates[key] = modules.command_type(item['type']).estimate(hub, item['params'])
+        calls += estimates[key]
     return min(math.ceil(calls * pacing(hub)['interval_ms'] / 1000), ESTIMATE_MAX)
 
 
@@ -248,7 +336,7 @@ def _preview(hub: Hub, values: dict) -> dict:
     return {'id': None, 'title': values['title'], 'author': values['author'],
             'project': values['project'], 'created_at': hub.now(), 'cancelled_at': None,
             'estimate_seconds': _estimate(hub, values['commands']), 'status': 'queued',
-            'counts': counts, 'commands': commands, 'dry_run': True}
+            'counts': counts, 'retry_of': None, 'commands': commands, 'dry_run': True}
 
 
 # A batch's commands in one executemany: 10,000 commands are queued in 0.2 s, where peewee's
@@ -295,10 +383,118 @@ def cancel_batch(hub: Hub, batch_id: int) -> dict:
         return _batch(hub, batch_id, with_commands=True)
 
 
+# --- retry of failed commands (contract §9.4b) -----------------------------------------------------
+
+RETRY_PREFIX = 'Повтор: '
+
+
+class RetryBody(Schema):
+    """Body of ``POST /batches/{id}/retry``."""
+
+    author = Text(max_length=AUTHOR_MAX, allow_none=True, load_default=None,
+                  metadata={'description': 'кто ставит повтор'})
+
+
+def retry_batch(hub: Hub, batch_id: int, *, author: str | None = None) -> dict:
+    """Queue «Повтор: <title>»: copies of the batch's failed commands and of the skipped ones
+    that needed them; the new batch (``retry_of`` = ``batch_id``).
+
+    ConflictError (409) while the batch is queued or running, when none of its commands failed,
+    and when the copies no longer pass the checks of a new batch (another batch's unfinished
+    ``ensure_issue`` took a temp key meanwhile, an issue type is no longer configured): the
+    request is right, the hub's state refuses it. See :func:`retry_commands` for what is copied.
+    """
+    args = load(RetryBody, {'author': author})
+    with hub.write():
+        original = _batch(hub, batch_id, with_commands=True)
+        if original['status'] not in ('done', 'cancelled'):
+            raise ConflictError(f'пакет #{batch_id} ещё выполняется: повторить можно только '
+                                'завершённый пакет')
+        late_done = {command_id for (command_id,) in LateDone.select(LateDone.command_id)
+                     .join(Command, on=(Command.id == LateDone.command_id))
+                     .where(Command.batch_id == batch_id).tuples().execute(hub.db)}
+        copies = retry_commands(original['commands'], late_done)
+        if not copies:
+            raise ConflictError(f'в пакете #{batch_id} нет неудавшихся команд: повторять нечего')
+        body = {'title': (RETRY_PREFIX + original['title'])[:TITLE_MAX], 'author': args['author'],
+                'project': original['project'], 'commands': copies}
+        try:
+            values = _validated(hub, body)
+        except ValidationError as error:
+            raise ConflictError(f'повторить пакет #{batch_id} нельзя: {error.message}') from None
+        retry_id = insert_batch(hub, **values)
+        BatchRetry.insert(batch_id=retry_id, retry_of=batch_id).execute(hub.db)
+        return _batch(hub, retry_id, with_commands=True)
+
+
+def retry_commands(commands: list[dict], late_done: set[int] = frozenset()) -> list[dict]:
+    """The commands of a retry of a batch whose commands (in seq order) are ``commands``.
+
+    Copied: every ``failed`` command (one the agent reported done after all, ``late_done``, is
+    not: Jira has it), and every ``skipped`` command that needed a copied one — through
+    ``depends_on`` or through a temp key its ``ensure_issue`` creates — transitively.
+
+    Decisions the contract leaves open:
+
+    - a copy's ``depends_on`` names the copy of its dependency; a dependency that is not copied
+      ended done, so the copy depends on nothing (its work is in Jira);
+    - a temp key whose ``ensure_issue`` is not copied but returned a key is replaced by that key
+      in the copy (the issue exists; a temp key needs its creator in the same batch);
+    - a command that also needed something neither copied nor done (a cancelled command, an
+      ``ensure_issue`` that never returned a key and is not copied) is not copied, nor what needs
+      it: the person who stopped that part should decide again.
+    """
+    by_id = {item['id']: item for item in commands}
+    creators = {item['params']['temp_key']: item for item in commands
+                if item['type'] == 'ensure_issue' and is_temp_key(item['params'].get('temp_key'))}
+
+    def needs(item: dict) -> list[dict]:
+        needed = [by_id[item['depends_on']]] if item['depends_on'] in by_id else []
+        for name in modules.command_type(item['type']).key_fields:
+            creator = creators.get(item['params'].get(name))
+            if creator is not None and creator['seq'] < item['seq']:
+                needed.append(creator)
+        return needed
+
+    def created_key(item: dict) -> str | None:
+        key = item['result'].get('key') if isinstance(item['result'], dict) else None
+        return key if is_issue_key(key) else None
+
+    def settled(item: dict) -> bool:  # what a copy may rely on without copying it
+        if item['type'] == 'ensure_issue' and item['params'].get('temp_key'):
+            return created_key(item) is not None
+        return item['status'] in DONE_STATUSES or item['id'] in late_done
+
+    chosen: set[int] = set()
+    for item in commands:  # dependencies come earlier (seq), so one pass is transitive
+        if item['id'] in late_done:
+            continue
+        if item['status'] == 'failed' or (item['status'] == 'skipped' and any(
+                needed['id'] in chosen for needed in needs(item))):
+            chosen.add(item['id'])
+    for item in commands:
+        if item['id'] in chosen and not all(needed['id'] in chosen or settled(needed)
+                                            for needed in needs(item)):
+            chosen.discard(item['id'])
+    copies: list[dict] = []
+    seq_of: dict[int, int] = {}
+    for item in commands:
+        if item['id'] not in chosen:
+            continue
+        params = dict(item['params'])
+        for name in modules.command_type(item['type']).key_fields:
+            creator = creators.get(params.get(name))
+            if creator is not None and creator['id'] not in chosen:
+                params[name] = created_key(creator)
+        copies.append({'type': item['type'], 'params': params,
+                       'depends_on': seq_of.get(item['depends_on'])})
+        seq_of[item['id']] = len(copies)
+    return copies
+
+
 # --- read your writes (contract §9.4a) ------------------------------------------------------------
 
 _F = SqlNames(BatchFollowup)
-ACTIVE = ('queued', 'claimed')
 
 
 def sql_list(values: Iterable[str]) -> str:
@@ -393,15 +589,17 @@ BATCH_FIELDS = tuple(Batch._meta.sorted_field_names)
 def _batch_rows(hub: Hub, conditions: list, *, status: str | None = None,
                 limit: int = 1) -> list[dict]:
     query = (Batch.select(*Batch._meta.sorted_fields, _STATUS.alias('status'),
+                          BatchRetry.retry_of.alias('retry_of'),
                           *(count.alias(name) for name, count in _COUNTS.items()))
-             .join(Command, JOIN.LEFT_OUTER, on=(Command.batch_id == Batch.id)))
+             .join(Command, JOIN.LEFT_OUTER, on=(Command.batch_id == Batch.id))
+             .join_from(Batch, BatchRetry, JOIN.LEFT_OUTER, on=(BatchRetry.batch_id == Batch.id)))
     if conditions:
         query = query.where(*conditions)
     query = query.group_by(Batch.id).order_by(Batch.id.desc()).limit(limit)
     if status is not None:
         query = query.having(_STATUS == status)
     return [{**{name: row[name] for name in BATCH_FIELDS + ('status',)},
-             'counts': {name: row[name] for name in STATUSES}}
+             'counts': {name: row[name] for name in STATUSES}, 'retry_of': row['retry_of']}
             for row in query.dicts().execute(hub.db)]
 
 
@@ -441,7 +639,8 @@ def batches(hub: Hub, *, status: str | None = None, project: str | None = None,
     return {'items': rows, 'next_cursor': next_cursor}
 
 
-__all__ = ['create_batch', 'submit_batch', 'insert_batch', 'cancel_batch', 'batch', 'batches', 'command',
+__all__ = ['create_batch', 'submit_batch', 'is_dry_run', 'retry_batch', 'retry_commands',
+           'next_temp_key', 'temp_key_owners', 'TempKeysQuery', 'RetryBody', 'insert_batch', 'cancel_batch', 'batch', 'batches', 'command',
            'batch_schema', 'batch_schema_for', 'command_schemas', 'follow_writes', 'BatchesQuery',
            'CommandIn', 'command_dict', 'dump', 'decoded', 'TERMINAL', 'STATUSES', 'DONE_STATUSES',
            'NOT_DONE', 'BATCH_STATUSES', 'HUB_AUTHOR']

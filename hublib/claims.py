@@ -114,6 +114,10 @@ _CREATED_KEY = (f"SELECT json_extract({_C.result}, '$.key') FROM {_C} "
                 f"WHERE {_C.batch_id} = ? AND {_C.seq} < ? AND {_C.type} = 'ensure_issue' "
                 f"AND json_extract({_C.params}, '$.temp_key') = ? "
                 f"AND json_extract({_C.result}, '$.key') IS NOT NULL ORDER BY {_C.seq} DESC LIMIT 1")
+# A later ensure_issue that creates the same temp key. Searched by id from the reported command
+# on (a rowid range: the queue's tail when the report is timely).
+_LATER_CREATOR = (f"SELECT 1 FROM {_C} WHERE {_C.id} > ? AND {_C.type} = 'ensure_issue' "
+                  f"AND json_extract({_C.params}, '$.temp_key') = ? LIMIT 1")
 _REFRESH_ACTIVE = (f"SELECT 1 FROM {_C} WHERE {_C.type} = 'refresh' "
                    f'AND {_C.status} IN ({sql_list(ACTIVE)}) LIMIT 1')
 _UPSERT_AGENT = (
@@ -361,11 +365,18 @@ def _checked_result(type_name: str, result: dict | None) -> dict | None:
 
 
 def _apply_done(hub: Hub, item: dict, result: dict | None) -> None:
-    """Side effects of a done/confirmed_by_state report (also of a late one), refresh aside."""
+    """Side effects of a done/confirmed_by_state report (also of a late one), refresh aside.
+
+    The note under a temp key belongs to the newest ``ensure_issue`` that creates that key: once
+    the hub has failed or cancelled one, the key is free for another batch (a retry, contract
+    §9.4b), and a late ``done`` of the old command must not carry the new one's note off to the
+    old issue. So the note moves only when no later ``ensure_issue`` names the same temp key.
+    """
     result = result or {}
     if item['type'] == 'ensure_issue':
         temp_key = item['params'].get('temp_key')
-        if temp_key and is_issue_key(result.get('key')):
+        if temp_key and is_issue_key(result.get('key')) and not _execute(
+                hub, _LATER_CREATOR, (item['id'], temp_key)).fetchone():
             merge_note(hub, temp_key, result['key'])
     elif item['type'] == 'fetch_attachment':
         if result.get('sha256') is None:

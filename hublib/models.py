@@ -278,7 +278,35 @@ class LateDone(BaseModel):
     command_id = IntegerField(primary_key=True)
 
 
-INTERNAL_MODELS = (IssueMember, SliceCount, IssueSearch, RefreshWritten, BatchFollowup, LateDone)
+class BatchRetry(BaseModel):
+    """Bookkeeping: a batch made by «повторить неудавшиеся» and the batch it retries
+    (``retry_of`` in the batch's representation, contract §9.4b)."""
+
+    batch_id = IntegerField(primary_key=True)
+    retry_of = IntegerField(index=True)
+
+
+class IdempotentRequest(BaseModel):
+    """Bookkeeping: a write sent with an ``Idempotency-Key`` and the answer the hub gave it
+    (contract §9.4b), kept 24 hours per token role (``hublib.idempotency``)."""
+
+    role = TextField()
+    key = TextField()
+    method = TextField()
+    path = TextField()
+    body_hash = TextField()
+    status = IntegerField()
+    response = TextField()
+    created_at = TextField()
+
+    class Meta:
+        primary_key = CompositeKey('role', 'key')
+        # the sweep of expired keys takes the oldest first
+        indexes = ((('created_at',), False),)
+
+
+INTERNAL_MODELS = (IssueMember, SliceCount, IssueSearch, RefreshWritten, BatchFollowup, LateDone,
+                   BatchRetry, IdempotentRequest)
 
 # Tables only the agent's side writes (spec «Зеркало задачи», «Доски, спринты…», contract §14).
 MIRROR_TABLES = ('issue', 'issue_link', 'issue_comment', 'issue_attachment', 'issue_change',

@@ -10,14 +10,19 @@ those rules, and leave negative ones untouched:
 - ``PUT /agent/files/{sha256}``: the name is the SHA-256 of the body;
 - ``POST /batches``: ``depends_on`` names an earlier command of the batch; a temp key (``new:N``)
   in a key field is one an earlier ``ensure_issue`` of the batch creates, and each temp key is
-  created once;
+  created once — in the whole hub while its batch is unfinished (contract §9.4b), so every created
+  temp key gets a number no earlier request used;
+- ``Idempotency-Key``: a key names one request; the same key with another request is a 422, so
+  every request gets a key of its own;
 - ``PUT /settings`` keeps the Jira configuration the run started with (``issue_types``,
   ``link_types``): the document lists the configured ones, and schemathesis reads it once.
 """
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
+import uuid
 
 import schemathesis
 from schemathesis.transport.serialization import serialize_binary
@@ -25,6 +30,9 @@ from schemathesis.transport.serialization import serialize_binary
 TEMP_KEY = re.compile(r'^new:[0-9]+$')
 KEY_FIELDS = ('key', 'epic_key', 'source_key', 'target_key')
 REAL_KEY = 'AURORA-1'
+IDEMPOTENCY_KEY = 'Idempotency-Key'
+# temp keys of the run: far above what a generated example names, never twice
+_fresh_temp_keys = (f'new:{number}' for number in itertools.count(10**9))
 
 
 def _positive(case) -> bool:
@@ -33,7 +41,7 @@ def _positive(case) -> bool:
 
 
 def _keep_batch_rules(commands: list) -> None:
-    owned: set[str] = set()
+    owned: dict[str, str] = {}  # temp key as generated → the fresh one it became
     for index, command in enumerate(commands):
         if not isinstance(command, dict):
             continue
@@ -45,13 +53,14 @@ def _keep_batch_rules(commands: list) -> None:
             continue
         for name in KEY_FIELDS:
             value = params.get(name)
-            if isinstance(value, str) and TEMP_KEY.match(value) and value not in owned:
-                params[name] = REAL_KEY
+            if isinstance(value, str) and TEMP_KEY.match(value):
+                params[name] = owned.get(value, REAL_KEY)
         temp_key = params.get('temp_key') if command.get('type') == 'ensure_issue' else None
         if isinstance(temp_key, str):
             if temp_key in owned:
                 del params['temp_key']
-            owned.add(temp_key)
+            else:
+                owned[temp_key] = params['temp_key'] = next(_fresh_temp_keys)
 
 
 @schemathesis.hook
@@ -60,6 +69,8 @@ def before_call(ctx, case, kwargs):
         return
     if isinstance(case.query, dict):
         case.query.pop('cursor', None)
+    if case.headers is not None and IDEMPOTENCY_KEY in case.headers:  # a CaseInsensitiveDict
+        case.headers[IDEMPOTENCY_KEY] = uuid.uuid4().hex
     path = case.operation.path
     if path == '/agent/files/{sha256}':
         body = serialize_binary(case.body) if case.body is not None else b''

@@ -72,6 +72,9 @@ def mirrored(hub, client, agent_headers, claimed_refresh):
 EXPECTED_ERRORS = {
     ('POST', '/projects'): (201, 409),  # the second call creates the same label again
     ('GET', '/notes/{key}'): (404, 404),  # read before PUT /notes/{key} creates the note
+    # the first batch's unfinished ensure_issue still owns temp key new:1 (contract §9.4b)
+    ('POST', '/batches'): (201, 422),
+    ('POST', '/batches/{batch_id}/retry'): (409, 409),  # batch 1 (the refresh) is running
     # (attachment 2 is downloaded by the fixture, so its content answers 200)
 }
 
