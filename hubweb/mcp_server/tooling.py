@@ -18,6 +18,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import ToolAnnotations
 from pydantic import Field, StrictBool, StrictInt, StrictStr, WithJsonSchema
 
+from hublib import idempotency
 from hublib.db import Hub
 from hublib.validation import INT64_MAX
 
@@ -103,9 +104,10 @@ Moment = Annotated[StrictStr | None, Field(
     description='время ISO-8601, например 2026-10-22T09:00:00Z')]
 Author = Annotated[StrictStr, Field(description='кто: логин пользователя')]
 Flag = StrictBool
+IDEMPOTENCY_FIELD = 'idempotency_key'  # names the argument in a refusal
 IdempotencyKey = Annotated[StrictStr | None, Field(
-    description='ключ идемпотентности (1–200 печатных ASCII): повтор с тем же ключом вернёт '
-                'тот же ответ, ничего не сделав дважды')]
+    description='повтор с этим ключом ничего не сделает дважды',
+    json_schema_extra={'minLength': 1, 'maxLength': idempotency.KEY_MAX})]
 AttachmentId = Annotated[StrictStr | Annotated[StrictInt, Field(ge=0, le=INT64_MAX)],
                          WithJsonSchema({'type': ['string', 'integer'],
                                          'description': 'id вложения (attachments карточки)'})]

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from marshmallow import fields
 
-from . import integers, page_of, response, strings
+from . import page_of, response, strings
 from .attachments import FetchAnswerSchema
 from .mirror import IssueCardSchema, IssueOutSchema
-from .queue import BatchSchema, CommandSchema
+from .queue import BatchPreviewSchema
 
 # Freshness (contract §14a): finished_at of the newest successful refresh, null before the first.
 AS_OF = {'as_of': fields.String(required=True, allow_none=True)}
@@ -36,14 +36,9 @@ AssistantCardSchema = response(
     truncated_fields=fields.List(fields.String(), required=True),
     comments_total=fields.Integer(required=True), **AS_OF)
 
-# queue_batch: the batch as POST /batches answers, or its preview (dry_run: nothing stored, so
-# no ids).
-PreviewCommandSchema = response('PreviewCommand', base=CommandSchema,
-                                **integers('id batch_id', required=True, allow_none=True))
-QueuedBatchSchema = response(
-    'QueuedBatch', base=BatchSchema, id=fields.Integer(required=True, allow_none=True),
-    commands=fields.List(fields.Nested(PreviewCommandSchema), required=True),
-    dry_run=fields.Boolean(required=True))
+# queue_batch: the batch as POST /batches answers, or its preview (dry_run: nothing stored, so no
+# ids); the preview's shape takes both.
+QueuedBatchSchema = BatchPreviewSchema
 
 # fetch_attachment: enqueued says what the HTTP status (202 or 200) says.
 FetchResultSchema = response('FetchResult', base=FetchAnswerSchema,

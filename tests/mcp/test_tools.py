@@ -33,12 +33,14 @@ ARGUMENTS = {
     'list_batches': ({'status', 'project', 'limit', 'cursor'}, set()),
     'get_batch': ({'batch_id'}, {'batch_id'}),
     'get_settings': (set(), set()),
-    'put_note': ({'key', 'updated_by', 'work_kind', 'done_text', 'rest_text', 'owner_note'},
-                 {'key', 'updated_by'}),
-    'queue_batch': ({'title', 'author', 'commands', 'project', 'dry_run'},
+    'put_note': ({'key', 'updated_by', 'work_kind', 'done_text', 'rest_text', 'owner_note',
+                  'idempotency_key'}, {'key', 'updated_by'}),
+    'queue_batch': ({'title', 'author', 'commands', 'project', 'dry_run', 'idempotency_key'},
                     {'title', 'author', 'commands'}),
-    'cancel_batch': ({'batch_id'}, {'batch_id'}),
-    'fetch_attachment': ({'attachment_id'}, {'attachment_id'}),
+    'cancel_batch': ({'batch_id', 'idempotency_key'}, {'batch_id'}),
+    'retry_batch': ({'batch_id', 'author', 'idempotency_key'}, {'batch_id', 'author'}),
+    'next_temp_key': (set(), set()),
+    'fetch_attachment': ({'attachment_id', 'idempotency_key'}, {'attachment_id'}),
     'read_attachment': ({'attachment_id', 'max_chars'}, {'attachment_id'}),
 }
 DEFAULTS = {('search_issues', 'limit'): 20, ('get_issue', 'max_chars'): 20000,
@@ -46,8 +48,9 @@ DEFAULTS = {('search_issues', 'limit'): 20, ('get_issue', 'max_chars'): 20000,
             ('sync_runs', 'limit'): 10, ('list_batches', 'limit'): 20,
             ('queue_batch', 'dry_run'): False, ('read_attachment', 'max_chars'): 20000}
 MAXIMA = {('search_issues', 'limit'): 100, ('issue_changes', 'limit'): 500}
-QUEUE_TOOLS = {'queue_batch', 'cancel_batch', 'fetch_attachment'}
+QUEUE_TOOLS = {'queue_batch', 'cancel_batch', 'retry_batch', 'fetch_attachment'}
 COMMENT_BATCH = 2  # the batch fill_hub queues after the refresh's own batch #1
+FAILED_BATCH = 3  # and one whose command failed
 NEW_BATCH = {'title': 'Комментарий от ассистента', 'author': 'ivanov', 'project': 'AWPCA',
              'commands': [{'type': 'add_comment', 'params': {'key': 'AURORA-2', 'body': 'текст'}},
                           {'type': 'refresh', 'params': {'keys': ['AURORA-2']}, 'depends_on': 1}]}
@@ -56,6 +59,7 @@ NEW_BATCH = {'title': 'Комментарий от ассистента', 'autho
 EVERY_TOOL = [
     ('search_issues', {}),
     ('search_issues', {'project': 'AWPCA', 'neighbor': True, 'limit': 5}),
+    ('next_temp_key', {}),
     ('get_issue', {'key': 'AURORA-1'}),
     ('issue_changes', {'key': 'AURORA-1', 'field': 'status'}),
     ('list_projects', {}),
@@ -72,6 +76,7 @@ EVERY_TOOL = [
     ('cancel_batch', {'batch_id': COMMENT_BATCH}),
     ('fetch_attachment', {'attachment_id': '2'}),
     ('fetch_attachment', {'attachment_id': '3'}),
+    ('retry_batch', {'batch_id': FAILED_BATCH, 'author': 'ivanov'}),
 ]
 # read_attachment answers with content blocks (an image, or text), not a JSON object:
 # tests/mcp/test_read_attachment.py.

@@ -15,12 +15,13 @@ from mcp.server.mcpserver import Context
 from mcp.types import CallToolResult, ImageContent, TextContent
 from pydantic import Field, StrictInt
 
-from hublib import files
+from hublib import files, idempotency
 from hublib.errors import ConflictError
 from hublib.paging import page_limit
 
 from ...schemas.assistant import FetchResultSchema
-from ..tooling import QUEUE_WRITE, READ_ONLY, AttachmentId, Toolbox, hub_of
+from ..tooling import (IDEMPOTENCY_FIELD, QUEUE_WRITE, READ_ONLY, AttachmentId, IdempotencyKey,
+                       Toolbox, hub_of)
 
 TOOLS = Toolbox()
 
@@ -60,11 +61,14 @@ def utf8_text(content: bytes, whole: bool) -> str | None:
 
 
 @TOOLS.tool('Скачать вложение', QUEUE_WRITE, FetchResultSchema)
-def fetch_attachment(ctx: Context, attachment_id: AttachmentId) -> dict:
+def fetch_attachment(ctx: Context, attachment_id: AttachmentId,
+                     idempotency_key: IdempotencyKey = None) -> dict:
     """Попросить агента скачать вложение в хаб: ready — уже скачано; fetching — скачивается
     (command_id); иначе ставится пакет «Скачивание вложения» (enqueued: true). Прочитать —
     read_attachment. Как POST /attachments/{id}/fetch."""
-    return files.request_fetch(hub_of(ctx), str(attachment_id))
+    answer = idempotency.fetch_attachment(hub_of(ctx), str(attachment_id), key=idempotency_key,
+                                          field=IDEMPOTENCY_FIELD)
+    return {**answer.body, 'enqueued': answer.status == 202}
 
 
 @TOOLS.tool('Прочитать вложение', READ_ONLY, None)

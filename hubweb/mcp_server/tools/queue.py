@@ -6,14 +6,15 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context
 from pydantic import Field, StrictBool, StrictStr, WithJsonSchema
 
-from hublib import batches, queue
+from hublib import batches, idempotency, queue
 from hublib.batches import BATCH_STATUSES
 from hublib.modules import COMMAND_TYPES
 from hublib.paging import page_limit
 
 from ...schemas.assistant import QueuedBatchSchema
-from ...schemas.queue import AgentListSchema, BatchListSchema, BatchSchema
-from ..tooling import (QUEUE_WRITE, READ_ONLY, Author, BatchId, Cursor, Toolbox, hub_of, limit)
+from ...schemas.queue import AgentListSchema, BatchListSchema, BatchSchema, TempKeySchema
+from ..tooling import (IDEMPOTENCY_FIELD, QUEUE_WRITE, READ_ONLY, Author, BatchId, Cursor,
+                       IdempotencyKey, Toolbox, hub_of, limit)
 
 TOOLS = Toolbox()
 
@@ -56,31 +57,52 @@ def get_batch(ctx: Context, batch_id: BatchId) -> dict:
     return queue.batch(hub_of(ctx), batch_id)
 
 
+@TOOLS.tool('Свободный временный ключ', READ_ONLY, TempKeySchema)
+def next_temp_key(ctx: Context) -> dict:
+    """Наименьший свободный временный ключ new:<n> для ensure_issue новой задачи (temp_key);
+    ключ не резервируется. Как GET /temp-keys/next."""
+    return batches.next_temp_key(hub_of(ctx))
+
+
 @TOOLS.tool('Поставить пакет команд', QUEUE_WRITE, QueuedBatchSchema)
 def queue_batch(ctx: Context,
                 title: Annotated[StrictStr, Field(description='название, до 200 символов')],
                 author: Author, commands: Commands,
                 project: Annotated[StrictStr | None, Field(description='метка проекта')] = None,
                 dry_run: Annotated[StrictBool, Field(
-                    description='true — только проверить и показать')] = False) -> dict:
+                    description='true — только проверить и показать')] = False,
+                idempotency_key: IdempotencyKey = None) -> dict:
     """Поставить пакет команд агенту; он выполнит их в настоящей Jira по очереди. Сначала вызови
     с dry_run: true и покажи пользователю, что будет сделано.
     Команды (type → params):
     refresh — jql (строка) или keys (список ключей): обновить зеркало;
     ensure_issue — issue_type (task, epic, bug), summary; необязательно key (существующая) или
-      temp_key (new:<n>), description, priority, assignee, duedate, planned_start, planned_end
-      (ГГГГ-ММ-ДД), epic_key, labels;
+      temp_key (new:<n>, свободный — next_temp_key), description, priority, assignee, duedate,
+      planned_start, planned_end (ГГГГ-ММ-ДД), epic_key, labels;
     ensure_link — source_key, target_key (ключи или временные), link_type (ключ link_types);
     add_comment — key, body;  transition — key, status;  fetch_attachment — attachment_id.
     depends_on — seq (с 1) более ранней команды, чей результат нужен.
     Ошибки называют поле: commands[1].params.summary. Как POST /batches."""
-    batch = queue.create_batch(hub_of(ctx), title=title, author=author, commands=commands,
-                               project=project, dry_run=dry_run)
-    return batch if dry_run else {'dry_run': False, **batch}
+    body = {'title': title, 'author': author, 'commands': commands,
+            **({'project': project} if project is not None else {}),
+            **({'dry_run': True} if dry_run else {})}
+    answer = idempotency.queue_batch(hub_of(ctx), body, key=idempotency_key,
+                                     field=IDEMPOTENCY_FIELD)
+    return answer.body if dry_run else {**answer.body, 'dry_run': False}
 
 
 @TOOLS.tool('Отменить пакет', QUEUE_WRITE, BatchSchema)
-def cancel_batch(ctx: Context, batch_id: BatchId) -> dict:
+def cancel_batch(ctx: Context, batch_id: BatchId, idempotency_key: IdempotencyKey = None) -> dict:
     """Отменить пакет: команды в очереди отменяются, выданные агенту завершатся его отчётом.
     Как POST /batches/{id}/cancel."""
-    return queue.cancel_batch(hub_of(ctx), batch_id)
+    return idempotency.cancel_batch(hub_of(ctx), batch_id, key=idempotency_key,
+                                    field=IDEMPOTENCY_FIELD).body
+
+
+@TOOLS.tool('Повторить неудавшиеся', QUEUE_WRITE, BatchSchema)
+def retry_batch(ctx: Context, batch_id: BatchId, author: Author,
+                idempotency_key: IdempotencyKey = None) -> dict:
+    """Новый пакет «Повтор: …» из неудавшихся команд завершённого пакета (и пропущенных из-за
+    них); retry_of — исходный пакет. Как POST /batches/{id}/retry."""
+    return idempotency.retry_batch(hub_of(ctx), batch_id, {'author': author},
+                                   key=idempotency_key, field=IDEMPOTENCY_FIELD).body
