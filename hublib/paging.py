@@ -34,8 +34,9 @@ def encode_cursor(values: list) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip('=')
 
 
-def decode_cursor(value: object, shape: tuple[type, ...]) -> list | None:
-    """The sort key of a cursor whose values have the types of ``shape``; ``None`` when absent."""
+def decode_cursor(value: object, shape: tuple[type | tuple[type, ...], ...]) -> list | None:
+    """The sort key of a cursor whose values have the types of ``shape`` (an entry may be a tuple
+    of types: one of them); ``None`` when absent."""
     if value is None or value == '':
         return None
     try:
@@ -44,7 +45,8 @@ def decode_cursor(value: object, shape: tuple[type, ...]) -> list | None:
     except (ValueError, binascii.Error, UnicodeDecodeError):
         values = None
     if not (isinstance(values, list) and len(values) == len(shape) and all(
-            type(v) is t and (t is not int or INT64_MIN <= v <= INT64_MAX)
+            type(v) in (t if isinstance(t, tuple) else (t,))
+            and (type(v) is not int or INT64_MIN <= v <= INT64_MAX)
             for v, t in zip(values, shape))):
         raise ValidationError({'cursor': ['неверный курсор']})
     return values

@@ -86,16 +86,42 @@ def reindex(hub: Hub, keys: list[str], before: dict[str, tuple]) -> None:
     cursor.executemany(INSERT_DOCUMENT, [new for key, new in after.items() if before.get(key) != new])
 
 
-def match_expression(text: str) -> str | None:
+# JQL's text fields (contract §16) and the index column each searches (None: all three).
+COLUMN_OF = {'summary': 'summary', 'description': 'description', 'comment': 'comments',
+             'text': None}
+
+
+def match_expression(text: str, column: str | None = None) -> str | None:
     """The FTS5 query for a user's search text: quoted words (``*`` keeps a prefix), all required;
-    ``None`` when the text holds no word (it matches nothing)."""
+    ``None`` when the text holds no word (it matches nothing).
+
+    A text wrapped in double quotes (JQL ``summary ~ "\\"точная фраза\\""``) is a phrase: its
+    words in that order. ``column`` restricts the match to one column of the index.
+    """
     folded = text.replace('ё', 'е').replace('Ё', 'Е')
-    terms = [f'"{word}"{star}' for word, star in _WORD.findall(folded)]
-    return ' '.join(terms) or None
+    stripped = folded.strip()
+    words = _WORD.findall(folded)
+    if len(stripped) > 1 and stripped[0] == stripped[-1] == '"' and '"' not in stripped[1:-1] \
+            and words:
+        star = words[-1][1]
+        terms = ['"' + ' '.join(word for word, _ in words) + '"' + star]
+    else:
+        terms = [f'"{word}"{star}' for word, star in words]
+    if not terms:
+        return None
+    expression = ' '.join(terms)
+    return f'{{{column}}} : ({expression})' if column else expression
+
+
+def matching_keys(match: str) -> str:
+    """A subquery of the keys whose document matches the FTS5 expression in parameter ``match``
+    (the SQL placeholder, e.g. ``:j3``): how JQL's ``~`` filters."""
+    return (f'SELECT d.key FROM issue_fts f CROSS JOIN issue_search d ON d.docid = f.rowid '
+            f'WHERE issue_fts MATCH {match}')
 
 
 RANK_SQL = 'bm25(issue_fts, {}, {}, {})'.format(*WEIGHTS)
 SNIPPET_SQL = f"snippet(issue_fts, -1, '[', ']', '…', {SNIPPET_TOKENS})"
 
 __all__ = ['exists', 'build', 'texts', 'reindex', 'INSERT_DOCUMENT', 'DELETE_DOCUMENT',
-           'match_expression', 'RANK_SQL', 'SNIPPET_SQL']
+           'match_expression', 'matching_keys', 'COLUMN_OF', 'RANK_SQL', 'SNIPPET_SQL']

@@ -127,8 +127,13 @@ def validate_changes(changes: object) -> dict[str, Any]:
 
 # --- storage -------------------------------------------------------------------------------------
 
-def _dump(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+# Settings whose key order is meaning: JQL's ORDER BY priority follows priority_map as the
+# client wrote it (contract §16), so it is stored, compared and shown in that order.
+ORDERED_KEYS = frozenset(('priority_map',))
+
+
+def _dump(value: object, key: str | None = None) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=key not in ORDERED_KEYS)
 
 
 def _load(text: str | None) -> Any:
@@ -162,7 +167,7 @@ def setting(hub: Hub, key: str, default: Any = None) -> Any:
 
 def _write(hub: Hub, values: Mapping[str, Any]) -> None:
     if values:
-        Setting.replace_many([(key, _dump(value)) for key, value in values.items()],
+        Setting.replace_many([(key, _dump(value, key)) for key, value in values.items()],
                              fields=[Setting.key, Setting.value]).execute(hub.db)
 
 
@@ -189,7 +194,7 @@ def update_settings(hub: Hub, changes: Mapping[str, Any]) -> dict[str, Any]:
     with hub.write():
         stored = stored_settings(hub)
         changed = {key: value for key, value in normalized.items()
-                   if key not in stored or _dump(stored[key]) != _dump(value)}
+                   if key not in stored or _dump(stored[key], key) != _dump(value, key)}
         if changed:
             changed['settings_version'] = int(stored.get('settings_version') or 0) + 1
             _write(hub, changed)

@@ -16,6 +16,9 @@ those rules, and leave negative ones untouched:
   every request gets a key of its own;
 - ``PUT /settings`` keeps the Jira configuration the run started with (``issue_types``,
   ``link_types``): the document lists the configured ones, and schemathesis reads it once.
+- ``jql`` is a query of a language (contract §16), ``tz`` an IANA zone name and ``fields`` a list
+  of CSV columns: a valid request carries one of a few real queries, a real zone and real
+  columns (what any other text gets is ``tests/web/test_jql.py``'s property test: 200 or 422).
 """
 from __future__ import annotations
 
@@ -28,6 +31,9 @@ import schemathesis
 from schemathesis.transport.serialization import serialize_binary
 
 TEMP_KEY = re.compile(r'^new:[0-9]+$')
+JQL_PATHS = ('/issues', '/issues/count', '/issues/facets', '/issues.csv')
+JQL_SAMPLES = ('', 'status = Открыта ORDER BY updated DESC', 'assignee IS EMPTY AND created >= -7d',
+               'text ~ отчёт', 'sprint in openSprints() OR labels = AWPCA ORDER BY priority DESC')
 KEY_FIELDS = ('key', 'epic_key', 'source_key', 'target_key')
 REAL_KEY = 'AURORA-1'
 IDEMPOTENCY_KEY = 'Idempotency-Key'
@@ -72,6 +78,13 @@ def before_call(ctx, case, kwargs):
     if case.headers is not None and IDEMPOTENCY_KEY in case.headers:  # a CaseInsensitiveDict
         case.headers[IDEMPOTENCY_KEY] = uuid.uuid4().hex
     path = case.operation.path
+    if path in JQL_PATHS and isinstance(case.query, dict):
+        if 'jql' in case.query:
+            case.query['jql'] = JQL_SAMPLES[len(str(case.query['jql'])) % len(JQL_SAMPLES)]
+        if case.query.get('tz'):
+            case.query['tz'] = 'Europe/Moscow'
+        if case.query.get('fields'):
+            case.query['fields'] = 'key,summary,labels,sprint'
     if path == '/agent/files/{sha256}':
         body = serialize_binary(case.body) if case.body is not None else b''
         case.path_parameters = {**(case.path_parameters or {}),

@@ -27,6 +27,13 @@ IssueOutSchema = response(
                                                    'слова в [квадратных скобках]'}))
 IssueListSchema = page_of('IssueList', IssueOutSchema)
 
+IssueCountSchema = response('IssueCount', integers('count', required=True))
+FacetValueSchema = response('FacetValue', integers('count', required=True),
+                            value=fields.String(allow_none=True, required=True))
+IssueFacetsSchema = response('IssueFacets', **{
+    name: fields.List(fields.Nested(FacetValueSchema), required=True)
+    for name in ('status', 'assignee', 'issue_type', 'priority', 'labels')})
+
 LinkOutSchema = response('LinkOut', strings('type key'))
 LinksOutSchema = response('LinksOut', outward=fields.List(fields.Nested(LinkOutSchema)),
                           inward=fields.List(fields.Nested(LinkOutSchema)))
