@@ -11,7 +11,6 @@ its own SQLite connection (none is ever shared); ``open_hub(guard_mirror=True)``
 guard on each of them.
 """
 import functools
-import inspect
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -94,8 +93,8 @@ def with_rollback(function: Callable[..., Any]) -> Callable[..., Any]:
 def sdk_tool(spec: ToolSpec) -> Tool:
     """The SDK's tool of a spec: compact input schema, output schema from its response schema."""
     tool = Tool.from_function(with_rollback(spec.function), title=spec.title,
-                              description=inspect.cleandoc(spec.function.__doc__ or ''),
-                              annotations=spec.annotations, structured_output=False)
+                              description=spec.description, annotations=spec.annotations,
+                              structured_output=False)
     tool.parameters = compact_input(tool.parameters)
     if spec.output is not None:
         # A schema without a model: published as outputSchema; results are hublib's own dicts.

@@ -10,6 +10,7 @@ Argument types are strict (``true`` is not 1, ``"5"`` is not 5) and publish thei
 still checks every value with its own messages (``paging.page_limit``, its schemas), so a
 constraint the input schema states is never the only check.
 """
+import inspect
 from dataclasses import dataclass
 from typing import Annotated, Any, Callable
 
@@ -59,10 +60,16 @@ class ToolSpec:
     title: str
     annotations: ToolAnnotations
     output: type[Schema] | None  # None: the tool answers with content blocks (read_attachment)
+    more: str = ''  # appended to the docstring: text whose one source is elsewhere
 
     @property
     def name(self) -> str:
         return self.function.__name__
+
+    @property
+    def description(self) -> str:
+        """What the assistant reads: the docstring, then ``more``."""
+        return '\n'.join(filter(None, (inspect.cleandoc(self.function.__doc__ or ''), self.more)))
 
     @property
     def read_only(self) -> bool:
@@ -72,11 +79,11 @@ class ToolSpec:
 class Toolbox(list):
     """The tools of one module, in the order they are listed to the assistant."""
 
-    def tool(self, title: str, annotations: ToolAnnotations,
-             output: type[Schema] | None) -> Callable[[Callable], Callable]:
+    def tool(self, title: str, annotations: ToolAnnotations, output: type[Schema] | None, *,
+             more: str = '') -> Callable[[Callable], Callable]:
         """Record the decorated function as a tool (it stays a plain function)."""
         def record(function: Callable) -> Callable:
-            self.append(ToolSpec(function, title, annotations, output))
+            self.append(ToolSpec(function, title, annotations, output, more))
             return function
         return record
 

@@ -119,3 +119,13 @@ async def test_a_missing_key_is_invalid_params(client, uri, message):
         await client.read_resource(uri)
     assert raised.value.error.code == -32602
     assert raised.value.error.message == message
+
+
+async def test_the_queries_triage_names_are_jql_the_hub_answers(client):
+    import re
+    text = text_of(await client.get_prompt('triage', {'label': 'AWPCA'}))
+    queries = re.findall(r"jql='(.*?)'", text)
+    assert len(queries) == 3
+    for query in queries:
+        result = await client.call_tool('search_issues', {'jql': query})
+        assert not result.is_error, (query, result.content)

@@ -21,8 +21,8 @@ pytestmark = pytest.mark.anyio
 # tool → (arguments, required arguments), as contract §14 names them; sync_runs also pages
 # (a cursor wherever a list can be long).
 ARGUMENTS = {
-    'search_issues': ({'project', 'status', 'assignee', 'neighbor', 'text', 'updated_since',
-                       'limit', 'cursor'}, set()),
+    'search_issues': ({'jql', 'tz', 'project', 'status', 'assignee', 'neighbor', 'text',
+                       'updated_since', 'limit', 'cursor'}, set()),
     'get_issue': ({'key', 'max_chars', 'comment_limit'}, {'key'}),
     'issue_changes': ({'key', 'field', 'since', 'limit', 'cursor'}, {'key'}),
     'list_projects': (set(), set()),
@@ -59,6 +59,7 @@ NEW_BATCH = {'title': 'Комментарий от ассистента', 'autho
 EVERY_TOOL = [
     ('search_issues', {}),
     ('search_issues', {'project': 'AWPCA', 'neighbor': True, 'limit': 5}),
+    ('search_issues', {'jql': 'status = "В работе" ORDER BY key DESC', 'tz': 'Europe/Moscow'}),
     ('next_temp_key', {}),
     ('get_issue', {'key': 'AURORA-1'}),
     ('issue_changes', {'key': 'AURORA-1', 'field': 'status'}),
@@ -269,6 +270,49 @@ async def test_search_issues_full_text_passes_through_to_get_issues(client, http
     assert [item['key'] for item in result.structured_content['items']] == \
         [item['key'] for item in expected['items']] == ['AURORA-9']
     assert all('snippet' in item for item in result.structured_content['items'])
+
+
+JQL_SEARCHES = [
+    {'jql': 'status = "В работе" ORDER BY key DESC'},
+    {'jql': 'assignee IN (petrov) AND labels = AWPCA', 'project': 'AWPCA'},
+    {'jql': 'updated >= "2026-10-05" ORDER BY updated DESC', 'tz': 'Europe/Moscow'},
+    {'jql': 'note IS EMPTY AND issuetype != Эпик', 'neighbor': False},
+]
+
+
+@pytest.mark.parametrize('filters', JQL_SEARCHES)
+async def test_search_issues_with_jql_has_the_keys_and_order_of_get_issues(client, http, filters):
+    cursor = None
+    while True:
+        query = {name: str(value).lower() if isinstance(value, bool) else str(value)
+                 for name, value in filters.items()}
+        status, expected = http('/issues', **query, limit='4',
+                                **({'cursor': cursor} if cursor else {}))
+        assert status == 200, expected
+        page = (await client.call_tool('search_issues', {**filters, 'limit': 4,
+                                                          'cursor': cursor})).structured_content
+        assert [item['key'] for item in page['items']] == \
+            [item['key'] for item in expected['items']]
+        assert page['next_cursor'] == expected['next_cursor']
+        cursor = page['next_cursor']
+        if cursor is None:
+            break
+
+
+async def test_search_issues_refuses_jql_outside_the_subset_naming_the_position(client, http):
+    result = await client.call_tool('search_issues', {'jql': 'assignee = currentUser()'})
+    assert result.is_error is True
+    assert body(result) == http('/issues', jql='assignee = currentUser()')[1]
+    assert 'позиция 12' in body(result)['fields']['jql'][0]
+
+
+async def test_search_issues_description_lists_the_jql_fields_and_refusals(client):
+    from hublib import jql
+    tool = next(tool for tool in (await client.list_tools()).tools
+                if tool.name == 'search_issues')
+    assert jql.SUPPORTED in tool.description
+    for word in ('hubProject', 'statusCategory', 'currentUser()', 'ORDER BY'):
+        assert word in tool.description
 
 
 async def test_put_note_is_the_http_note_and_changes_only_given_fields(client, http):

@@ -7,6 +7,7 @@ from typing import Annotated
 from mcp.server.mcpserver import Context
 from pydantic import Field, StrictBool, StrictInt
 
+from hublib import jql as jql_language
 from hublib import projects, reads, settings, syncjournal
 from hublib.db import Hub
 from hublib.paging import page_limit
@@ -68,8 +69,14 @@ def assistant_card(hub: Hub, key: str, max_chars: int | None = None,
     return card
 
 
-@TOOLS.tool('Поиск задач', READ_ONLY, SearchResultSchema)
-def search_issues(ctx: Context, project: Annotated[OptionalText, Field(
+@TOOLS.tool('Поиск задач', READ_ONLY, SearchResultSchema, more=jql_language.SUPPORTED)
+def search_issues(ctx: Context,
+                  jql: Annotated[OptionalText, Field(
+                      description='запрос JQL по зеркалу, например status = "В работе" AND '
+                                  'assignee IS EMPTY ORDER BY priority DESC')] = None,
+                  tz: Annotated[OptionalText, Field(
+                      description='часовой пояс IANA для дат в jql, по умолчанию UTC')] = None,
+                  project: Annotated[OptionalText, Field(
                       description='метка проекта: его задачи и соседи')] = None,
                   status: OptionalText = None,
                   assignee: Annotated[OptionalText, Field(description='логин')] = None,
@@ -80,12 +87,13 @@ def search_issues(ctx: Context, project: Annotated[OptionalText, Field(
                   updated_since: Moment = None,
                   limit: limit(*SEARCH_LIMIT) = SEARCH_LIMIT[0],
                   cursor: Cursor = None) -> dict:
-    """Задачи зеркала по фильтрам, постранично в порядке ключей (AURORA-2 раньше AURORA-10), с
-    text — по релевантности. Коротко: ключ, тип, название, статус, исполнитель, приоритет, метки,
-    обновлена, сосед ли, есть ли заметка, когда загружена (fetched_at). as_of — конец последней
-    успешной синхронизации. Карточка — get_issue. Как GET /issues."""
+    """Задачи зеркала по JQL и фильтрам (все через AND), постранично: в порядке ORDER BY,
+    иначе ключей (AURORA-2 раньше AURORA-10), с text или ~ — по релевантности. Коротко: ключ,
+    тип, название, статус, исполнитель, приоритет, метки, обновлена, сосед ли, есть ли заметка,
+    когда загружена (fetched_at); as_of — конец последней успешной синхронизации. Карточка —
+    get_issue. Как GET /issues."""
     hub = hub_of(ctx)
-    found = reads.issues(hub, project=project, status=status, assignee=assignee,
+    found = reads.issues(hub, jql=jql, tz=tz, project=project, status=status, assignee=assignee,
                          neighbor=neighbor, text=text, updated_since=updated_since,
                          limit=page_limit(limit, *SEARCH_LIMIT), cursor=cursor)
     result = {**found, 'items': [compact_issue(item) for item in found['items']]}
