@@ -13,37 +13,33 @@ A batch is validated in three steps, each with its own answer:
    earlier command, a temp key is created once and only used after the ``ensure_issue`` that
    creates it, and no other batch's unfinished ``ensure_issue`` owns that temp key (a temp key
    names one future issue hub-wide, contract §9.4b): a ValidationError (422) naming the field;
-3. references to the hub's state (``fetch_attachment`` of an attachment not in the mirror):
-   NotFoundError (404) naming the field in its message — the batch is well formed.
+3. references to the hub's state (``fetch_attachment`` of an attachment not in the mirror): a
+   ValidationError (422) naming ``commands[<i>].params.<field>`` like every command error
+   (contract §9.1); only ``project``, which is not a command's, is a 404 when it names no project.
 """
 from __future__ import annotations
 
 import functools
 import json
 import math
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 import marshmallow
-from marshmallow import Schema, fields, validate
 from peewee import JOIN, Case, fn
 
-from . import modules
+from . import fields, jsontext, modules, validators
 from .db import Hub
 from .errors import ConflictError, NotFoundError, ValidationError
-from .models import Batch, BatchFollowup, BatchRetry, Command, IssueNote, LateDone, SqlNames
-from .paging import decode_cursor, page
+from .models import (Batch, BatchFollowup, BatchRetry, Command, IssueNote, LateDone, SqlNames,
+                     sql_list)
+from .paging import cursor_field, decode_cursor, page
 from .projects import require_project
 from .settings import pacing, stored_settings
 from .slices import natural_key
-from .validation import (Bool, Int, LenientInt, StrippedText, Text, is_issue_key, is_temp_key,
-                         load)
+from .statuses import ACTIVE, BATCH_STATUSES, DONE_STATUSES, STATUSES
+from .validation import (Bool, Int, LenientInt, Schema, StrippedText, Text, is_issue_key,
+                         is_temp_key, load)
 
-TERMINAL = ('done', 'failed', 'skipped', 'cancelled', 'confirmed_by_state')
-STATUSES = ('queued', 'claimed') + TERMINAL
-DONE_STATUSES = ('done', 'confirmed_by_state')
-NOT_DONE = ('failed', 'skipped', 'cancelled')
-BATCH_STATUSES = ('queued', 'running', 'cancelled', 'done')
-ACTIVE = ('queued', 'claimed')
 TITLE_MAX = 200
 AUTHOR_MAX = 200
 MAX_COMMANDS = 10000
@@ -55,32 +51,18 @@ HUB_AUTHOR = 'hub'
 FOLLOWUP_TITLE = 'Обновление после записи'
 
 BATCH_NOT_FOUND = 'пакета #{} нет'
+ALREADY_FINISHED = 'пакет уже завершён'
 COMMAND_NOT_FOUND = 'команды #{} нет'
 DEPENDS_ON_MESSAGE = 'ожидается номер (seq, с 1) более ранней команды этого пакета'
 
 
 # --- stored values -------------------------------------------------------------------------------
 
-def dump(value: Any) -> str | None:
-    """JSON text of a params/result value as the queue stores it."""
-    return None if value is None else json.dumps(value, ensure_ascii=False)
-
-
-def decoded(text: str | None) -> Any:
-    """A stored params/result value; a legacy row that is not JSON reads as its text."""
-    if text is None:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:  # written by hand: show it rather than fail the whole read
-        return text
-
-
 def command_dict(row: Mapping[str, Any]) -> dict:
     """A ``command`` row (column → value) as the API shows it: params and result decoded."""
     item = dict(row)
-    item['params'] = decoded(item['params']) or {}
-    item['result'] = decoded(item['result'])
+    item['params'] = jsontext.load(item['params']) or {}
+    item['result'] = jsontext.load(item['result'])
     return item
 
 
@@ -123,7 +105,7 @@ def _command_class(name: str, params: type[Schema]) -> type[Schema]:
     # One class per (type, params schema class), so a document naming it twice sees one component.
     class_name = ''.join(part.capitalize() for part in name.split('_')) + 'Command'
     return Schema.from_dict({
-        'type': fields.String(required=True, validate=validate.OneOf([name])),
+        'type': fields.String(required=True, validate=validators.OneOf([name])),
         'params': fields.Nested(params, required=True),
         'depends_on': Int(minimum=1, allow_none=True, load_default=None, metadata={
             'description': 'seq (с 1) более ранней команды этого пакета'}),
@@ -151,8 +133,8 @@ def batch_schema_for(settings: Mapping[str, Any]) -> Schema:
         'project': fields.String(allow_none=True, load_default=None,
                                  metadata={'description': 'метка проекта (404, если его нет)'}),
         'commands': fields.List(CommandIn(command_schemas(settings)), required=True, validate=[
-            validate.Length(min=1, error='ожидается непустой список команд'),
-            validate.Length(max=MAX_COMMANDS, error=f'больше {MAX_COMMANDS} команд в одном пакете')]),
+            validators.Length(min=1, error='ожидается непустой список команд'),
+            validators.Length(max=MAX_COMMANDS, error=f'больше {MAX_COMMANDS} команд в одном пакете')]),
         'dry_run': Bool(load_default=False, metadata={
             'description': 'true — только проверить: ответ 200 с пакетом, как он был бы поставлен '
                            '(без id), ничего не сохранено'}),
@@ -275,7 +257,7 @@ def _validated(hub: Hub, body: Mapping[str, Any]) -> dict:
         require_project(hub, values['project'])
     missing = _missing_references(hub, values['commands'])
     if missing:
-        raise NotFoundError('; '.join(f'{name}: {message}' for name, message in missing.items()))
+        raise ValidationError({name: [message] for name, message in missing.items()})
     return values
 
 
@@ -341,9 +323,8 @@ def _preview(hub: Hub, values: dict) -> dict:
 
 # A batch's commands in one executemany: 10,000 commands are queued in 0.2 s, where peewee's
 # insert_many spent 1.5 s building its statements (measured on the 2-core VM).
-_C = SqlNames(Command)
-_INSERT_COMMAND = (f'INSERT INTO {_C} ({_C.id}, {_C.batch_id}, {_C.seq}, {_C.type}, {_C.params}, '
-                   f'{_C.depends_on}) VALUES (?, ?, ?, ?, ?, ?)')
+_COMMAND = SqlNames(Command)
+_INSERT_COMMAND = _COMMAND.insert('id', 'batch_id', 'seq', 'type', 'params', 'depends_on')
 
 
 def insert_batch(hub: Hub, *, title: str, author: str | None, project: str | None,
@@ -360,21 +341,36 @@ def insert_batch(hub: Hub, *, title: str, author: str | None, project: str | Non
     # at its command's id in one executemany: nothing above the first new id exists while we hold
     # the write lock (AUTOINCREMENT never hands out a smaller one).
     first = Command.insert(batch_id=batch_id, seq=1, type=commands[0]['type'],
-                           params=dump(commands[0]['params'])).execute(hub.db)
+                           params=jsontext.dump(commands[0]['params'])).execute(hub.db)
     hub.db.cursor().executemany(_INSERT_COMMAND, [
-        (first + seq - 1, batch_id, seq, item['type'], dump(item['params']),
+        (first + seq - 1, batch_id, seq, item['type'], jsontext.dump(item['params']),
          first + item['depends_on'] - 1 if item.get('depends_on') else None)
         for seq, item in enumerate(commands, start=1)][1:])
     return batch_id
 
 
+class CancelRequest(Schema):
+    """Body of ``POST /batches/{id}/cancel``: optional, and an empty object when given."""
+
+
 def cancel_batch(hub: Hub, batch_id: int) -> dict:
-    """Cancel a batch: ``cancelled_at`` once, queued commands → cancelled. Idempotent."""
+    """Cancel a batch: ``cancelled_at`` once, queued commands → cancelled. Idempotent.
+
+    Decision (contract §15a): a batch whose commands are all terminal and that was never
+    cancelled has finished: ConflictError «пакет уже завершён», nothing changes (it must not read
+    «отменён» afterwards). A batch cancelled before is answered as it is, again and again.
+    """
     with hub.write():
         now = hub.now()
-        if Batch.update(cancelled_at=fn.COALESCE(Batch.cancelled_at, now)) \
-                .where(Batch.id == batch_id).execute(hub.db) != 1:
+        found = Batch.select(Batch.cancelled_at).where(Batch.id == batch_id).tuples() \
+            .execute(hub.db)
+        if not found:
             raise NotFoundError(BATCH_NOT_FOUND.format(batch_id))
+        if found[0][0] is None and not Command.select().where(
+                (Command.batch_id == batch_id) & Command.status.in_(ACTIVE)).exists(hub.db):
+            raise ConflictError(ALREADY_FINISHED)
+        Batch.update(cancelled_at=fn.COALESCE(Batch.cancelled_at, now)) \
+            .where(Batch.id == batch_id).execute(hub.db)
         cancelled = (Command.update(status='cancelled', finished_at=now)
                      .where((Command.batch_id == batch_id) & (Command.status == 'queued'))
                      .execute(hub.db))
@@ -494,22 +490,16 @@ def retry_commands(commands: list[dict], late_done: set[int] = frozenset()) -> l
 
 # --- read your writes (contract §9.4a) ------------------------------------------------------------
 
-_F = SqlNames(BatchFollowup)
-
-
-def sql_list(values: Iterable[str]) -> str:
-    """Constant names (statuses, command types) as an SQL list: ``'queued', 'claimed'``."""
-    return ', '.join(f"'{value}'" for value in values)
-
-
-
+_FOLLOWUP = SqlNames(BatchFollowup)
 # Run at every terminal step of a write command (the hot report path), so two index lookups
 # (6 µs): the unfinished write is searched from the batch's end, where it is while the batch runs
 # (an EXISTS would scan from the start: 80 µs in a batch of 1,000 at its 900th command).
 _WRITES_PENDING = (
-    f'SELECT (SELECT 1 FROM {_F} WHERE {_F.batch_id} = :batch) '
-    f'OR (SELECT 1 FROM {_C} WHERE {_C.batch_id} = :batch AND {_C.status} IN ({sql_list(ACTIVE)}) '
-    f'AND {_C.type} IN ({sql_list(modules.WRITE_TYPES)}) ORDER BY {_C.seq} DESC LIMIT 1)')
+    f'SELECT (SELECT 1 FROM {_FOLLOWUP} WHERE {_FOLLOWUP.batch_id} = :batch) '
+    f'OR (SELECT 1 FROM {_COMMAND} WHERE {_COMMAND.batch_id} = :batch '
+    f'AND {_COMMAND.status} IN ({sql_list(ACTIVE)}) '
+    f'AND {_COMMAND.type} IN ({sql_list(modules.WRITE_TYPES)}) '
+    f'ORDER BY {_COMMAND.seq} DESC LIMIT 1)')
 
 
 def follow_writes(hub: Hub, batch_id: int) -> int | None:
@@ -566,12 +556,12 @@ def _touched_keys(done: list[dict]) -> list[str]:
 class BatchesQuery(Schema):
     """Filters of ``GET /batches``."""
 
-    status = fields.String(validate=validate.OneOf(BATCH_STATUSES),
+    status = fields.String(validate=validators.OneOf(BATCH_STATUSES),
                            metadata={'description': 'вычисленный статус пакета'})
     project = fields.String(metadata={'description': 'метка проекта'})
     limit = LenientInt(minimum=1, maximum=LIMIT_MAX, load_default=LIMIT_DEFAULT,
                        metadata={'description': f'по умолчанию {LIMIT_DEFAULT}'})
-    cursor = fields.String(metadata={'description': 'next_cursor предыдущей страницы'})
+    cursor = cursor_field()
 
 
 # The status rule of contract §9.1 over a batch's command counts: one expression that both the
@@ -642,5 +632,4 @@ def batches(hub: Hub, *, status: str | None = None, project: str | None = None,
 __all__ = ['create_batch', 'submit_batch', 'is_dry_run', 'retry_batch', 'retry_commands',
            'next_temp_key', 'temp_key_owners', 'TempKeysQuery', 'RetryBody', 'insert_batch', 'cancel_batch', 'batch', 'batches', 'command',
            'batch_schema', 'batch_schema_for', 'command_schemas', 'follow_writes', 'BatchesQuery',
-           'CommandIn', 'command_dict', 'dump', 'decoded', 'TERMINAL', 'STATUSES', 'DONE_STATUSES',
-           'NOT_DONE', 'BATCH_STATUSES', 'HUB_AUTHOR']
+           'CancelRequest', 'CommandIn', 'command_dict', 'HUB_AUTHOR']

@@ -9,23 +9,22 @@ from __future__ import annotations
 
 import operator
 
-from marshmallow import fields
-
-from . import modules, settings
+from . import fields, modules, settings
 from .db import Hub
 from .fieldmap import logical_field
-from .mirror import utc
-from .validation import (INT64_MAX, ISSUE_KEY, Int, JiraId, LenientSchema, check_page, is_int64,
-                         issue_key_field, require_int, require_list)
+from .mirror import time_ok, utc
+from .models import IssueChange, SqlNames
+from .validation import (INT64_MAX, ISSUE_KEY, Int, JiraId, JiraTime, LenientSchema, check_page,
+                         is_int64, issue_key_field, require_int, require_list)
 
-ITEM_TEXT_FIELDS = ('created', 'author', 'field_id', 'field_name', 'from_value', 'from_string',
-                    'to_value', 'to_string')
+ITEM_TEXT_FIELDS = ('author', 'field_id', 'field_name', 'from_value', 'from_string', 'to_value',
+                    'to_string')
 
 
 # One changed field of one history record of an issue.
 HistoryItem = LenientSchema.from_dict({
     'history_id': JiraId(required=True), 'seq': Int(required=True, minimum=0),
-    'key': issue_key_field(required=True),
+    'key': issue_key_field(required=True), 'created': JiraTime(allow_none=True),
     **{name: fields.String(allow_none=True) for name in ITEM_TEXT_FIELDS}}, name='HistoryItem')
 
 
@@ -38,12 +37,13 @@ class HistoryBody(LenientSchema):
 
 
 _TEXT = (str, type(None))
-_KEYS = ('history_id', 'seq', 'key', *ITEM_TEXT_FIELDS)
+_KEYS = ('history_id', 'seq', 'key', 'created', *ITEM_TEXT_FIELDS)
 _VALUES = operator.itemgetter(*_KEYS)
 
 
 def _values(item: object) -> tuple | None:
-    """The item's values in ``_KEYS`` order when they pass ``HistoryItem``'s rules, else None.
+    """The item's values in ``_KEYS`` order when they have ``HistoryItem``'s types, else None
+    (whether ``created`` is a time the hub can read is seen where its hub time is computed).
 
     One C call gathers them when every key is present (the agent sends all of them), and the
     checks run on locals: a page of 1,000 items costs ~0.5 ms instead of ~1.3 ms with a ``get``
@@ -71,14 +71,13 @@ def _values(item: object) -> tuple | None:
 
 def item_ok(item: object) -> bool:
     """Whether ``HistoryItem`` accepts ``item``: the same rule in plain type checks (hot path)."""
-    return _values(item) is not None
+    values = _values(item)
+    return values is not None and time_ok(values[3])
 
 
-INSERT_CHANGE = """
-INSERT OR IGNORE INTO issue_change (history_id, seq, key, at, created, author, field, field_id,
-  field_name, from_value, from_string, to_value, to_string, fetched_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-"""
+INSERT_CHANGE = SqlNames(IssueChange).insert(
+    'history_id', 'seq', 'key', 'at', 'created', 'author', 'field', 'field_id', 'field_name',
+    'from_value', 'from_string', 'to_value', 'to_string', 'fetched_at', conflict='IGNORE')
 
 
 def ingest_history(hub: Hub, agent: str, command_id: int | None, items: list[dict]) -> dict:
@@ -98,13 +97,20 @@ def ingest_history(hub: Hub, agent: str, command_id: int | None, items: list[dic
     fields_seen: dict[tuple, str | None] = {}
     rows: list[tuple] = []
     append = rows.append
+    unreadable = False
     for history_id, seq, key, created, author, field_id, field_name, fv, fs, tv, ts in page:
         field = fields_seen.get((field_id, field_name), fields_seen)
         if field is fields_seen:
             field = fields_seen[(field_id, field_name)] = logical_field(field_id, field_name,
                                                                         field_ids)
+        at = utc(created)
+        if at is None and created is not None:
+            unreadable = True  # a time to_utc cannot read: stored, its row would never show
         append((history_id if type(history_id) is str else str(history_id), seq, key,
-                utc(created), created, author, field, field_id, field_name, fv, fs, tv, ts, now))
+                at, created, author, field, field_id, field_name, fv, fs, tv, ts, now))
+    if unreadable:
+        check_page(items, 'items', item_ok, HistoryItem)
+        raise AssertionError('item_ok and HistoryItem disagree')
     with hub.write():
         cursor = hub.db.cursor()
         cursor.executemany(INSERT_CHANGE, rows)

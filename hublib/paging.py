@@ -10,8 +10,20 @@ import binascii
 import json
 from typing import Callable
 
+from . import fields
 from .errors import ValidationError
-from .validation import INT64_MAX, INT64_MIN
+from .validation import INT64_MAX, INT64_MIN, Pattern
+
+# The alphabet of a cursor (base64url, no padding), published so that a document reader knows a
+# cursor is a token to pass back, not a value to build.
+CURSOR_PATTERN = r'^[A-Za-z0-9_-]*$'
+CURSOR_MESSAGE = 'неверный курсор'
+
+
+def cursor_field() -> fields.String:
+    """The ``cursor`` of a collection's query: a ``next_cursor`` the hub issued."""
+    return fields.String(validate=Pattern(CURSOR_PATTERN, CURSOR_MESSAGE),
+                         metadata={'description': 'next_cursor предыдущей страницы'})
 
 
 def page_limit(value: object, default: int, maximum: int, *, name: str = 'limit',
@@ -48,7 +60,7 @@ def decode_cursor(value: object, shape: tuple[type | tuple[type, ...], ...]) -> 
             type(v) in (t if isinstance(t, tuple) else (t,))
             and (type(v) is not int or INT64_MIN <= v <= INT64_MAX)
             for v, t in zip(values, shape))):
-        raise ValidationError({'cursor': ['неверный курсор']})
+        raise ValidationError({'cursor': [CURSOR_MESSAGE]})
     return values
 
 

@@ -18,24 +18,23 @@ import json
 from datetime import datetime
 from typing import Any, Iterator
 
-from marshmallow import Schema, fields, validate
 from peewee import JOIN, SQL, Tuple, fn
 
-from . import files, jql
+from . import fields, files, jql, validators
 from . import search as search_sql
 from .db import Hub, Prepared
 from .errors import NotFoundError, ValidationError
 from .models import (Issue, IssueAttachment, IssueChange, IssueComment, IssueLink, IssueMember,
-                     IssueSprint, JiraBoard, JiraProject, JiraSprint, SyncRun)
-from .paging import decode_cursor, page
+                     IssueNote, IssueSearch, IssueSprint, JiraBoard, JiraProject, JiraSprint,
+                     SqlNames, SyncRun)
+from .paging import cursor_field, decode_cursor, page
 from .projects import require_project
 from .slices import NATURAL_KEY_SQL, natural_key
 from .timeutil import format_utc, to_utc
-from .validation import LenientInt, UtcTime, load
+from .validation import LenientInt, Schema, UtcTime, load, lookup_key
 
 ISSUE_COLUMNS = tuple(name for name in Issue._meta.sorted_field_names)
-NOTE_COLUMNS = ('work_kind', 'done_text', 'rest_text', 'owner_note', 'updated_at', 'updated_by')
-CHANGE_COLUMNS = tuple(IssueChange._meta.sorted_field_names)
+NOTE_COLUMNS = tuple(name for name in IssueNote._meta.sorted_field_names if name != 'key')
 
 
 MAX_JQL = 10_000
@@ -50,13 +49,13 @@ def _limit(default: int, maximum: int) -> LenientInt:
 
 
 class _Query(Schema):
-    cursor = fields.String(metadata={'description': 'next_cursor предыдущей страницы'})
+    cursor = cursor_field()
 
 
 class IssuesQuery(_Query):
     """Filters of ``GET /issues``."""
 
-    jql = fields.String(validate=validate.Length(max=MAX_JQL), metadata={
+    jql = fields.String(validate=validators.Length(max=MAX_JQL), metadata={
         'description': 'запрос JQL (подмножество, docs/jql.md): поля, операторы, ORDER BY'})
     tz = fields.String(metadata={'description': 'часовой пояс IANA для дат JQL, по умолчанию UTC'})
     project = fields.String(metadata={'description': 'разрез проекта: свои задачи и соседи'})
@@ -64,7 +63,7 @@ class IssuesQuery(_Query):
     assignee = fields.String()
     neighbor = fields.Boolean(metadata={'description': 'с project= — относительно проекта'})
     q = fields.String(metadata={'description': 'подстрока ключа или названия без учёта регистра'})
-    text = fields.String(validate=validate.Length(min=1, max=500), metadata={
+    text = fields.String(validate=validators.Length(min=1, max=500), metadata={
         'description': 'полнотекстовый поиск: слова и префиксы слово*; порядок по релевантности'})
     updated_since = UtcTime()
     limit = _limit(100, 1000)
@@ -102,11 +101,14 @@ def _args(schema: type[Schema], **values: Any) -> dict:
 
 # --- issues ----------------------------------------------------------------------------------------
 
-_NATURAL = NATURAL_KEY_SQL.format(key='i.key')
-_ISSUE_SELECT = (', '.join(f'i.{name}' for name in ISSUE_COLUMNS if name != 'neighbor')
+_ISSUE, _NOTE, _MEMBER, _DOC = map(SqlNames, (Issue, IssueNote, IssueMember, IssueSearch))
+_NATURAL = NATURAL_KEY_SQL.format(key=f'i.{_ISSUE.key}')
+_ISSUE_SELECT = (', '.join(f'i.{getattr(_ISSUE, name)}' for name in ISSUE_COLUMNS
+                           if name != 'neighbor')
                  + ', {neighbor} AS neighbor, '
-                 + ', '.join(f'n.{name}' for name in NOTE_COLUMNS) + ', n.key AS note_key')
-_SLICE_TABLES = 'issue_member m CROSS JOIN issue i ON i.key = m.key'
+                 + ', '.join(f'n.{getattr(_NOTE, name)}' for name in NOTE_COLUMNS)
+                 + f', n.{_NOTE.key} AS note_key')
+_SLICE_TABLES = f'{_MEMBER} m CROSS JOIN {_ISSUE} i ON i.{_ISSUE.key} = m.{_MEMBER.key}'
 
 
 def _select_issues(hub: Hub, tables: str, neighbor: str, where: list[str], params: dict,
@@ -123,7 +125,7 @@ def _issues_sql(tables: str, neighbor: str, where: list[str], *, extra: str = ''
                 order: str = '', with_: str = '', limit: bool = True) -> str:
     return ((f'WITH {with_} ' if with_ else '')
             + f'SELECT {_ISSUE_SELECT.format(neighbor=neighbor)}{", " + extra if extra else ""} '
-            f'FROM {tables} LEFT JOIN issue_note n ON n.key = i.key'
+            f'FROM {tables} LEFT JOIN {_NOTE} n ON n.{_NOTE.key} = i.{_ISSUE.key}'
             + (' WHERE ' + ' AND '.join(where) if where else '')
             + (f' ORDER BY {order}' if order else '') + (' LIMIT :limit' if limit and order else ''))
 
@@ -207,8 +209,9 @@ def _drive(search: jql.Search) -> tuple[str, str, str, list[str]]:
     (label, sort_key) index with a project, the issue table's natural-key index without. The
     first table drives (CROSS JOIN keeps SQLite from reordering)."""
     if search.label is not None:
-        return _SLICE_TABLES, 'm.neighbor', 'm.sort_key', ['m.label = :label', *search.conditions]
-    return 'issue i', 'i.neighbor', _NATURAL, list(search.conditions)
+        return (_SLICE_TABLES, f'm.{_MEMBER.neighbor}', f'm.{_MEMBER.sort_key}',
+                [f'm.{_MEMBER.label} = :label', *search.conditions])
+    return f'{_ISSUE} i', f'i.{_ISSUE.neighbor}', _NATURAL, list(search.conditions)
 
 
 def _in_key_order(hub: Hub, search: jql.Search, params: dict, after: list | None) -> list[dict]:
@@ -279,27 +282,28 @@ def _by_relevance(hub: Hub, search: jql.Search, params: dict, after: list | None
 
     Issue 24 (``ranked_within``) belongs here: this is the one place that ranks."""
     where = list(search.conditions)
-    tables = 'issue_fts f CROSS JOIN issue_search d ON d.docid = f.rowid'
+    tables = f'{search_sql.FTS_TABLE} f CROSS JOIN {_DOC} d ON d.{_DOC.docid} = f.rowid'
     if where:
-        tables += ' JOIN issue i ON i.key = d.key'
-    order = NATURAL_KEY_SQL.format(key='d.key')
+        tables += f' JOIN {_ISSUE} i ON i.{_ISSUE.key} = d.{_DOC.key}'
+    order = NATURAL_KEY_SQL.format(key=f'd.{_DOC.key}')
     sliced = search.label is not None
     if sliced:
-        tables += ' JOIN issue_member m ON m.key = d.key'
-        where.append('m.label = :label')
-        order = 'm.sort_key'
-    where.append('issue_fts MATCH :match')
+        tables += f' JOIN {_MEMBER} m ON m.{_MEMBER.key} = d.{_DOC.key}'
+        where.append(f'm.{_MEMBER.label} = :label')
+        order = f'm.{_MEMBER.sort_key}'
+    where.append(f'{search_sql.FTS_TABLE} MATCH :match')
     if after is not None:
         where.append('(relevance > :after_rank OR (relevance = :after_rank AND sort_key > :after))')
         params.update(after_rank=after[0], after=after[1])
-    best = (f'SELECT f.rowid AS docid, d.key AS key, {search_sql.RANK_SQL} AS relevance, '
-            f'{order} AS sort_key{", m.neighbor AS neighbor" if sliced else ""} '
+    member_neighbor = f', m.{_MEMBER.neighbor} AS neighbor' if sliced else ''
+    best = (f'SELECT f.rowid AS docid, d.{_DOC.key} AS key, {search_sql.RANK_SQL} AS relevance, '
+            f'{order} AS sort_key{member_neighbor} '
             f'FROM {tables} WHERE {" AND ".join(where)} ORDER BY relevance, sort_key LIMIT :limit')
-    page_tables = ('best CROSS JOIN issue_fts f ON f.rowid = best.docid '
-                   'CROSS JOIN issue i ON i.key = best.key')
+    page_tables = (f'best CROSS JOIN {search_sql.FTS_TABLE} f ON f.rowid = best.docid '
+                   f'CROSS JOIN {_ISSUE} i ON i.{_ISSUE.key} = best.key')
     return _select_issues(
-        hub, page_tables, 'best.neighbor' if sliced else 'i.neighbor',
-        ['issue_fts MATCH :match'], params, with_=f'best AS MATERIALIZED ({best})',
+        hub, page_tables, 'best.neighbor' if sliced else f'i.{_ISSUE.neighbor}',
+        [f'{search_sql.FTS_TABLE} MATCH :match'], params, with_=f'best AS MATERIALIZED ({best})',
         extra=f'best.relevance AS relevance, best.sort_key AS sort_key, '
               f'{search_sql.SNIPPET_SQL} AS snippet',
         order='best.relevance, best.sort_key')
@@ -350,13 +354,14 @@ def issue_facets(hub: Hub, *, jql: str | None = None, project: str | None = None
         search = _search(hub, args, rank=False)
         tables, _, _, where = _drive(search)
         condition = ' WHERE ' + ' AND '.join(where) if where else ''
-        columns = ', '.join(f"NULLIF(i.{name}, '')" for name in FACETS)
+        columns = ', '.join(f"NULLIF(i.{getattr(_ISSUE, name)}, '')" for name in FACETS)
         for *values, count in hub.db.execute_sql(
                 f'SELECT {columns}, count(*) FROM {tables}{condition} GROUP BY {columns}',
                 _params(search)):
             for name, value in zip(FACETS, values):
                 counted[name][value] = counted[name].get(value, 0) + count
-        labels = ("json_each(CASE WHEN json_valid(i.labels) THEN i.labels ELSE '[]' END) l")
+        labels = (f"json_each(CASE WHEN json_valid(i.{_ISSUE.labels}) THEN i.{_ISSUE.labels} "
+                  "ELSE '[]' END) l")
         for value, count in hub.db.execute_sql(
                 f'SELECT l.value, count(*) FROM {tables} CROSS JOIN {labels}{condition} '
                 'GROUP BY l.value', _params(search)):
@@ -376,9 +381,13 @@ CSV_FIELDS = ('key', 'id', 'issue_type', 'summary', 'description', 'status', 'pr
               'reporter', 'duedate', 'planned_start', 'planned_end', 'epic_key', 'labels', 'sprint',
               'rank', 'story_points', 'created', 'updated', 'fetched_at', 'neighbor')
 CSV_PAGE = 500
-_SPRINT_NAMES = ('SELECT s.key, coalesce(j.name, s.sprint_id) FROM issue_sprint s '
-                 'LEFT JOIN jira_sprint j ON j.sprint_id = s.sprint_id '
-                 'WHERE s.key IN (SELECT value FROM json_each(:keys)) ORDER BY s.key, s.sprint_id')
+_ISSUE_SPRINT, _SPRINT = SqlNames(IssueSprint), SqlNames(JiraSprint)
+_SPRINT_NAMES = (
+    f'SELECT s.{_ISSUE_SPRINT.key}, coalesce(j.{_SPRINT.name}, s.{_ISSUE_SPRINT.sprint_id}) '
+    f'FROM {_ISSUE_SPRINT} s LEFT JOIN {_SPRINT} j '
+    f'ON j.{_SPRINT.sprint_id} = s.{_ISSUE_SPRINT.sprint_id} '
+    f'WHERE s.{_ISSUE_SPRINT.key} IN (SELECT value FROM json_each(:keys)) '
+    f'ORDER BY s.{_ISSUE_SPRINT.key}, s.{_ISSUE_SPRINT.sprint_id}')
 
 
 def csv_fields(text: str | list[str] | None) -> list[str]:
@@ -486,9 +495,13 @@ _CARD_SPRINTS = Prepared(lambda p: IssueSprint.select(
 
 
 def issue_card(hub: Hub, key: str) -> dict:
-    """One issue with links both ways, comments, attachments (with state), sprints and note."""
+    """One issue with links both ways, comments, attachments (with state), sprints and note.
+
+    ``key`` in any case (``aurora-1``): Jira keys are upper-case (``validation.lookup_key``)."""
+    key = lookup_key(key)
     with hub.read():
-        found = _select_issues(hub, 'issue i', 'i.neighbor', ['i.key = :key'], {'key': key})
+        found = _select_issues(hub, f'{_ISSUE} i', f'i.{_ISSUE.neighbor}',
+                               [f'i.{_ISSUE.key} = :key'], {'key': key})
         if not found:
             raise NotFoundError(f'задачи {key} нет в зеркале')
         card = issue_out(found[0])
@@ -555,8 +568,8 @@ def change_feed(hub: Hub, *, since: datetime | str | None = None,
                 project: str | None = None, field: str | None = None, limit: int = 500,
                 cursor: str | None = None) -> dict:
     """Change rows with ``at`` set, by (at, history_id, seq); ``since`` inclusive, ``until`` not."""
-    args = _args(ChangesQuery, since=since, until=until, key=key, project=project, field=field,
-                 limit=limit, cursor=cursor)
+    args = _args(ChangesQuery, since=since, until=until, key=lookup_key(key), project=project,
+                 field=field, limit=limit, cursor=cursor)
     with hub.read():
         return _changes(hub, args)
 
@@ -565,6 +578,7 @@ def issue_changes(hub: Hub, key: str, *, since: datetime | str | None = None,
                   until: datetime | str | None = None, field: str | None = None,
                   limit: int = 500, cursor: str | None = None) -> dict:
     """The change feed of one issue (404 when the issue is neither mirrored nor has changes)."""
+    key = lookup_key(key)
     args = _args(IssueChangesQuery, since=since, until=until, field=field, limit=limit,
                  cursor=cursor)
     with hub.read():
@@ -577,16 +591,36 @@ def issue_changes(hub: Hub, key: str, *, since: datetime | str | None = None,
 
 # --- sync journal ----------------------------------------------------------------------------------
 
+# A list row shows the first characters of a run's query (a keys refresh lists every key): pages
+# stay small; the single run (:func:`sync_run`) has it whole.
+SYNC_QUERY_CUT = 200
+_RUN_LIST_FIELDS = [field if field is not SyncRun.query
+                    else fn.SUBSTR(SyncRun.query, 1, SYNC_QUERY_CUT).alias('query')
+                    for field in SyncRun._meta.sorted_fields]
+SYNC_RUN_NOT_FOUND = 'запуска синхронизации #{} нет'
+
+
 def sync_runs(hub: Hub, *, limit: int = 100, cursor: str | None = None) -> dict:
-    """The sync journal, newest first."""
+    """The sync journal, newest first; ``query`` cut to 200 characters (``query_truncated``)."""
     args = _args(PageQuery, limit=limit, cursor=cursor)
     after = decode_cursor(args.get('cursor'), (int,))
-    query = SyncRun.select().order_by(SyncRun.id.desc()).limit(args['limit'] + 1)
+    query = (SyncRun.select(*_RUN_LIST_FIELDS, (fn.LENGTH(SyncRun.query) > SYNC_QUERY_CUT)
+                            .alias('query_truncated'))
+             .order_by(SyncRun.id.desc()).limit(args['limit'] + 1))
     if after is not None:
         query = query.where(SyncRun.id < after[0])
-    rows, next_cursor = page(list(query.dicts().execute(hub.db)), args['limit'],
-                             lambda row: [row['id']])
+    rows = [{**row, 'query_truncated': bool(row['query_truncated'])}
+            for row in query.dicts().execute(hub.db)]
+    rows, next_cursor = page(rows, args['limit'], lambda row: [row['id']])
     return {'items': rows, 'next_cursor': next_cursor}
+
+
+def sync_run(hub: Hub, run_id: int) -> dict:
+    """One run of the sync journal with its whole query; NotFoundError when there is none."""
+    found = SyncRun.select().where(SyncRun.id == run_id).dicts().execute(hub.db)
+    if not found:
+        raise NotFoundError(SYNC_RUN_NOT_FOUND.format(run_id))
+    return {**found[0], 'query_truncated': False}
 
 
 # --- boards and sprints ----------------------------------------------------------------------------

@@ -10,6 +10,7 @@ refused even when its header is right, so a token pasted into an address is noti
 from __future__ import annotations
 
 import hmac
+import time
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -48,26 +49,34 @@ def bearer_token(header: str | None) -> str | None:
     return token.strip() if scheme.lower() == 'bearer' and token.strip() else None
 
 
+# How long the tokens read from the database are trusted; ``sdlc-hub tokens --rotate`` (another
+# process) changes them under a running server.
+TOKEN_REREAD_SECONDS = 1.0
+
+
 class Tokens:
-    """The hub's tokens, read once: only ``open_hub`` writes them (there is no API to change
-    them), and a request should not pay a query for them (a page of history is ~20 ms; the read
-    was ~0.4)."""
+    """The hub's tokens as both HTTP adapters check them. They are read at most once a second (a
+    read is ~20-60 µs; most requests pay nothing), and at once when a presented token matches
+    none: ``sdlc-hub tokens --rotate`` changes them under a running server, so a rotated token
+    works at once and the old one stops within a second."""
 
-    def __init__(self, hub: Hub):
-        self.hub = hub
-        self._known: dict[str, bytes] | None = None
+    def __init__(self, hub: Hub, *, clock=time.monotonic):
+        self.hub, self.clock = hub, clock
+        self._known: tuple[float, dict[str, bytes]] | None = None
 
-    def known(self) -> dict[str, bytes]:
+    def known(self, *, fresh: bool = False) -> dict[str, bytes]:
         """``{role: token}`` ready to compare (empty bytes for a missing token: never matches)."""
-        if self._known is None:
+        cached, now = self._known, self.clock()
+        if fresh or cached is None or now - cached[0] >= TOKEN_REREAD_SECONDS:
             tokens = settings.tokens(self.hub)
-            self._known = {role: str(tokens.get(role) or '').encode() for role in ROLES}
-        return self._known
+            cached = self._known = (now, {role: str(tokens.get(role) or '').encode()
+                                          for role in ROLES})
+        return cached[1]
 
-    def roles_of(self, token: str) -> set[str]:
+    def roles_of(self, token: str, *, fresh: bool = False) -> set[str]:
         """The roles whose token ``token`` is, compared in constant time."""
         presented = token.encode()
-        return {role for role, secret in self.known().items()
+        return {role for role, secret in self.known(fresh=fresh).items()
                 if secret and hmac.compare_digest(presented, secret)}
 
     def refusal(self, role: str, header: str | None,
@@ -82,7 +91,7 @@ class Tokens:
             return Refusal(401, UNAUTHORIZED, MISSING_MESSAGE)
         if any(self.roles_of(value.strip()) for _, value in query):
             return Refusal(401, UNAUTHORIZED, QUERY_TOKEN_MESSAGE)  # under any other name, too
-        roles = self.roles_of(token)
+        roles = self.roles_of(token) or self.roles_of(token, fresh=True)  # rotated a moment ago?
         if role in roles:
             return None
         if roles:

@@ -7,6 +7,8 @@ the interfaces' (client token).
 """
 from __future__ import annotations
 
+import time
+
 import falcon
 
 from hublib.db import Hub
@@ -31,8 +33,8 @@ def required_role(path: str) -> str | None:
 class TokenAuth:
     """Checks ``Authorization: Bearer <token>`` against the role the path requires."""
 
-    def __init__(self, hub: Hub):
-        self.tokens = Tokens(hub)
+    def __init__(self, hub: Hub, *, clock=time.monotonic):
+        self.tokens = Tokens(hub, clock=clock)
 
     def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
         role = required_role(req.path)

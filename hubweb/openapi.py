@@ -24,7 +24,10 @@ ERROR_STATUSES = {'400': 'Тело запроса — не JSON', '401': 'Нет
                   '403': 'Токен другой роли', '404': 'Не найдено', '409': 'Конфликт состояния',
                   '405': 'Метод не поддерживается', '413': 'Слишком большой запрос',
                   '415': 'Тело не JSON по Content-Type', '422': 'Ошибка проверки данных',
-                  '500': 'Внутренняя ошибка', '507': 'На диске нет места: ничего не записано'}
+                  '500': 'Внутренняя ошибка',
+                  '503': 'Хаб занят другой записью: ничего не записано, повторите через '
+                         'Retry-After секунд',
+                  '507': 'На диске нет места: ничего не записано'}
 METHODS = ('get', 'put', 'post', 'delete', 'patch')
 REPLAYED_HEADER = 'Idempotent-Replayed'
 IDEMPOTENCY_HEADER = {
@@ -40,15 +43,17 @@ def operation(summary: str, *, response: type[Schema] | Schema | None = None,
               path: dict[str, dict] | None = None, status: int | Iterable[int] = 200,
               description: str | None = None, request_content: str | None = None,
               response_content: str | None = None, many: bool = False,
-              idempotent: bool = False) -> dict[str, Any]:
+              idempotent: bool = False, body_required: bool = True) -> dict[str, Any]:
     """Describe one responder for the document (kept as plain data on the resource's ``DOC``).
 
     ``path`` gives the JSON schema of path parameters that are more than any string (a pattern);
     ``response`` may map statuses to schemas (a dry run answers another shape);
-    ``idempotent``: the write takes an ``Idempotency-Key`` header (``hublib.idempotency``).
+    ``idempotent``: the write takes an ``Idempotency-Key`` header (``hublib.idempotency``);
+    ``body_required=False``: the body may be left out (it is validated when present).
     """
     statuses = [status] if isinstance(status, int) else list(status)
     return {'summary': summary, 'response': response, 'body': body, 'query': query,
+            'body_required': body_required,
             'path': path or {}, 'statuses': statuses, 'description': description,
             'request_content': request_content, 'response_content': response_content,
             'many': many, 'idempotent': idempotent}
@@ -71,7 +76,7 @@ def _operation_dict(uri: str, method: str, doc: dict[str, Any]) -> dict[str, Any
     if parameters:
         op['parameters'] = parameters
     if doc['body'] is not None:
-        op['requestBody'] = {'required': True,
+        op['requestBody'] = {'required': doc.get('body_required', True),
                              'content': {'application/json': {'schema': doc['body']}}}
     elif doc['request_content']:
         op['requestBody'] = {'required': True, 'content': {
@@ -94,7 +99,7 @@ def _operation_dict(uri: str, method: str, doc: dict[str, Any]) -> dict[str, Any
     for status, text in ERROR_STATUSES.items():
         if status in ('401', '403') and role is None:
             continue
-        if status == '507' and method == 'get':
+        if status in ('503', '507') and method == 'get':
             continue  # reads write nothing
         op['responses'].setdefault(status, {'description': text, 'content': {
             'application/json': {'schema': 'Error'}}})

@@ -419,7 +419,7 @@ def claimed_refresh(data_dir: Path) -> int:
         queue.create_batch(hub, title='Бенчмарк масштаба', author='bench', commands=[
             {'type': 'refresh', 'params': {'jql': projects.base_jql(hub)}}])
         command = queue.claim_command(hub, agent='jira', agent_version='bench',
-                                      settings_version=None, last_call_at=None)['command']
+                                      settings_version=None)['command']
         assert command and command['type'] == 'refresh', command
         return command['id']
     finally:

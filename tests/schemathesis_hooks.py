@@ -11,7 +11,8 @@ those rules, and leave negative ones untouched:
 - ``POST /batches``: ``depends_on`` names an earlier command of the batch; a temp key (``new:N``)
   in a key field is one an earlier ``ensure_issue`` of the batch creates, and each temp key is
   created once — in the whole hub while its batch is unfinished (contract §9.4b), so every created
-  temp key gets a number no earlier request used;
+  temp key gets a number no earlier request used; a ``fetch_attachment`` names an attachment the
+  mirror holds;
 - ``Idempotency-Key``: a key names one request; the same key with another request is a 422, so
   every request gets a key of its own;
 - ``PUT /settings`` keeps the Jira configuration the run started with (``issue_types``,
@@ -36,6 +37,7 @@ JQL_SAMPLES = ('', 'status = Открыта ORDER BY updated DESC', 'assignee IS
                'text ~ отчёт', 'sprint in openSprints() OR labels = AWPCA ORDER BY priority DESC')
 KEY_FIELDS = ('key', 'epic_key', 'source_key', 'target_key')
 REAL_KEY = 'AURORA-1'
+REAL_ATTACHMENT = '4'  # in the mirror test_schemathesis.fill builds
 IDEMPOTENCY_KEY = 'Idempotency-Key'
 # temp keys of the run: far above what a generated example names, never twice
 _fresh_temp_keys = (f'new:{number}' for number in itertools.count(10**9))
@@ -57,6 +59,8 @@ def _keep_batch_rules(commands: list) -> None:
         params = command.get('params')
         if not isinstance(params, dict):
             continue
+        if command.get('type') == 'fetch_attachment' and 'attachment_id' in params:
+            params['attachment_id'] = REAL_ATTACHMENT
         for name in KEY_FIELDS:
             value = params.get(name)
             if isinstance(value, str) and TEMP_KEY.match(value):

@@ -20,9 +20,8 @@ from .language import (DATE_FUNCTIONS, SPRINT_FUNCTIONS, And, Clause, FieldSpec,
 
 # --- SQL -------------------------------------------------------------------------------------------
 
-I, C, M, L, N, S, SP, P = (SqlNames(Issue), SqlNames(IssueChange), SqlNames(IssueMember),
-                           SqlNames(IssueLink), SqlNames(IssueNote), SqlNames(IssueSprint),
-                           SqlNames(JiraSprint), SqlNames(Project))
+_ISSUE, _CHANGE, _MEMBER, _LINK, _NOTE, _ISSUE_SPRINT, _SPRINT, _PROJECT = map(SqlNames, (
+    Issue, IssueChange, IssueMember, IssueLink, IssueNote, IssueSprint, JiraSprint, Project))
 
 
 def utc_sql(column: str) -> str:
@@ -53,10 +52,11 @@ def utc_sql(column: str) -> str:
 # per change), 68 with (field, at) (86 MiB), 36 with this covering one (131 MiB, 9 % of the file;
 # built once at open: ~30 s at that size).
 DERIVED_INDEXES = (
-    f'CREATE INDEX IF NOT EXISTS issue_updated_utc ON {I} ({utc_sql(I.jira_updated)}, '
-    f'{I.status}, {I.assignee}, {I.priority}, {I.issue_type}, {I.labels}, {I.key})',
-    f'CREATE INDEX IF NOT EXISTS issue_change_field_at ON {C} ({C.field}, {C.at}, {C.to_string}, '
-    f'{C.key})',
+    f'CREATE INDEX IF NOT EXISTS issue_updated_utc ON {_ISSUE} ({utc_sql(_ISSUE.jira_updated)}, '
+    f'{_ISSUE.status}, {_ISSUE.assignee}, {_ISSUE.priority}, {_ISSUE.issue_type}, '
+    f'{_ISSUE.labels}, {_ISSUE.key})',
+    f'CREATE INDEX IF NOT EXISTS issue_change_field_at ON {_CHANGE} '
+    f'({_CHANGE.field}, {_CHANGE.at}, {_CHANGE.to_string}, {_CHANGE.key})',
 )
 
 
@@ -172,7 +172,7 @@ class _Compiler:
         return f"({column} IS NOT NULL AND {column} != '')"
 
     def _choice(self, clause: Clause) -> str:
-        column = f'i.{getattr(I, clause.field.column)}'
+        column = f'i.{getattr(_ISSUE, clause.field.column)}'
         operator = clause.operator
         if operator == 'is empty':
             return self.empty(column)
@@ -215,9 +215,12 @@ class _Compiler:
         key = self.param(value.arguments[0].text)
         kind = ''
         if len(value.arguments) == 2:
-            kind = f' AND hub_fold(l.{L.link_type}) = {self.param(fold(value.arguments[1].text))}'
-        return (f'SELECT l.{L.target_key} FROM {L} l WHERE l.{L.source_key} = {key}{kind} '
-                f'UNION SELECT l.{L.source_key} FROM {L} l WHERE l.{L.target_key} = {key}{kind}')
+            link_type = self.param(fold(value.arguments[1].text))
+            kind = f' AND hub_fold(l.{_LINK.link_type}) = {link_type}'
+        return (f'SELECT l.{_LINK.target_key} FROM {_LINK} l '
+                f'WHERE l.{_LINK.source_key} = {key}{kind} '
+                f'UNION SELECT l.{_LINK.source_key} FROM {_LINK} l '
+                f'WHERE l.{_LINK.target_key} = {key}{kind}')
 
     def _project(self, clause: Clause) -> str:
         # A project's keys are one range of the natural order (and of the key): "P-" <= k < "P.".
@@ -244,13 +247,13 @@ class _Compiler:
             if fold(value.text) not in labels:
                 raise refusal(f'неизвестный проект хаба "{value.text}"', value.position)
             found.append(labels[fold(value.text)])
-        return (f'i.key IN (SELECT s.{M.key} FROM {M} s WHERE s.{M.label} IN '
+        return (f'i.key IN (SELECT s.{_MEMBER.key} FROM {_MEMBER} s WHERE s.{_MEMBER.label} IN '
                 f'({self.params_of(found)}))')
 
     def _text(self, clause: Clause) -> str:
         column = clause.field.column
         if clause.operator in ('is empty', 'is not empty'):
-            sql_column = f'i.{getattr(I, column)}'
+            sql_column = f'i.{getattr(_ISSUE, column)}'
             return self.empty(sql_column) if clause.operator == 'is empty' \
                 else self.filled(sql_column)
         expression = fulltext.match_expression(clause.values[0].text,
@@ -273,19 +276,21 @@ class _Compiler:
         if fold(value.text) != 'done':
             raise refusal(f'statusCategory сравнивается только с Done, а не с "{value.text}"',
                          value.position)
-        done = f'hub_fold(i.{I.status}) IN ({self.params_of(self.closed())})'
-        return done if clause.operator == '=' else f'({self.filled("i." + I.status)} AND NOT {done})'
+        done = f'hub_fold(i.{_ISSUE.status}) IN ({self.params_of(self.closed())})'
+        if clause.operator == '=':
+            return done
+        return f'({self.filled("i." + _ISSUE.status)} AND NOT {done})'
 
     def _resolution(self, clause: Clause) -> str:
         if clause.operator == '=' and fold(clause.values[0].text) != 'unresolved':
             value = clause.values[0]
             raise refusal(f'resolution сравнивается только с Unresolved, а не с "{value.text}"',
                          value.position)
-        done = f'ifnull(hub_fold(i.{I.status}) IN ({self.params_of(self.closed())}), 0)'
+        done = f'ifnull(hub_fold(i.{_ISSUE.status}) IN ({self.params_of(self.closed())}), 0)'
         return done if clause.operator == 'is not empty' else f'NOT {done}'
 
     def _labels(self, clause: Clause) -> str:
-        column = f'i.{I.labels}'
+        column = f'i.{_ISSUE.labels}'
         listed = f"({column} IS NOT NULL AND {column} NOT IN ('', '[]'))"
         if clause.operator == 'is empty':
             return f'NOT {listed}'
@@ -309,7 +314,7 @@ class _Compiler:
         return f'({listed} AND NOT {any_held})'
 
     def _moment(self, clause: Clause) -> str:
-        column = f'i.{getattr(I, clause.field.column)}'
+        column = f'i.{getattr(_ISSUE, clause.field.column)}'
         operator = clause.operator
         if operator == 'is empty':
             return self.empty(column)
@@ -330,7 +335,7 @@ class _Compiler:
         return local.date().isoformat(), self.clock.day_start(moment) == moment
 
     def _date(self, clause: Clause) -> str:
-        column = f'i.{getattr(I, clause.field.column)}'
+        column = f'i.{getattr(_ISSUE, clause.field.column)}'
         operator = clause.operator
         if operator == 'is empty':
             return self.empty(column)
@@ -353,7 +358,7 @@ class _Compiler:
         return f'({self.filled(column)} AND {starts(operator, span.start)})'
 
     def _number(self, clause: Clause) -> str:
-        column = f'i.{I.story_points}'
+        column = f'i.{_ISSUE.story_points}'
         if clause.operator == 'is empty':
             return f'{column} IS NULL'
         if clause.operator == 'is not empty':
@@ -368,7 +373,7 @@ class _Compiler:
         return f'{column} {clause.operator} {self.param(number)}'
 
     def _sprint(self, clause: Clause) -> str:
-        member = f'i.key IN (SELECT s.{S.key} FROM {S} s)'
+        member = f'i.key IN (SELECT s.{_ISSUE_SPRINT.key} FROM {_ISSUE_SPRINT} s)'
         if clause.operator == 'is empty':
             return f'NOT {member}'
         if clause.operator == 'is not empty':
@@ -391,8 +396,8 @@ class _Compiler:
                 ids.add(int(value.text))
             else:
                 ids.update(sprint for sprint, name, _ in sprints if fold(name) == fold(value.text))
-        within = (f'i.key IN (SELECT s.{S.key} FROM {S} s WHERE s.{S.sprint_id} IN '
-                  f'({self.params_of(sorted(ids))}))')
+        within = (f'i.key IN (SELECT s.{_ISSUE_SPRINT.key} FROM {_ISSUE_SPRINT} s '
+                  f'WHERE s.{_ISSUE_SPRINT.sprint_id} IN ({self.params_of(sorted(ids))}))')
         if clause.operator in ('=', 'in'):
             if any(value.empty for value in clause.values):
                 return f'({within} OR NOT {member})'
@@ -400,7 +405,7 @@ class _Compiler:
         return f'({member} AND NOT {within})'
 
     def _note(self, clause: Clause) -> str:
-        noted = f'i.key IN (SELECT n2.{N.key} FROM {N} n2)'
+        noted = f'i.key IN (SELECT n2.{_NOTE.key} FROM {_NOTE} n2)'
         return noted if clause.operator == 'is not empty' else f'NOT {noted}'
 
     # --- history ----------------------------------------------------------------------------
@@ -446,19 +451,20 @@ class _Compiler:
                     raise refusal(f'функция {value.text}() не применима в {predicate.name.upper()}',
                                  value.position)
         if clause.operator == 'changed':
-            where = [f'c.{C.field} = {name}']
+            where = [f'c.{_CHANGE.field} = {name}']
             for predicate in clause.predicates:
                 if predicate.name == 'from':
-                    where.append(self.matches(f'c.{C.from_string}', predicate.values))
+                    where.append(self.matches(f'c.{_CHANGE.from_string}', predicate.values))
                 elif predicate.name == 'to':
-                    where.append(self.matches(f'c.{C.to_string}', predicate.values))
+                    where.append(self.matches(f'c.{_CHANGE.to_string}', predicate.values))
                 elif predicate.name == 'by':
-                    where.append(f'hub_fold(c.{C.author}) = {self.param(fold(predicate.values[0].text))}')
+                    author = self.param(fold(predicate.values[0].text))
+                    where.append(f'hub_fold(c.{_CHANGE.author}) = {author}')
             if low is not None:
-                where.append(f'c.{C.at} >= {self.param(format_utc(low))}')
+                where.append(f'c.{_CHANGE.at} >= {self.param(format_utc(low))}')
             if high is not None:
-                where.append(f'c.{C.at} < {self.param(format_utc(high))}')
-            return f'i.key IN (SELECT c.{C.key} FROM {C} c WHERE {" AND ".join(where)})'
+                where.append(f'c.{_CHANGE.at} < {self.param(format_utc(high))}')
+            return f'i.key IN (SELECT c.{_CHANGE.key} FROM {_CHANGE} c WHERE {" AND ".join(where)})'
         for value in clause.values:
             if value.function is not None:
                 raise refusal(f'функция {value.text}() не применима к WAS', value.position)
@@ -466,40 +472,45 @@ class _Compiler:
         return held if clause.operator in ('was', 'was in') else f'NOT ifnull({held}, 0)'
 
     def was(self, clause: Clause, name: str, low, high, by: list[Predicate]) -> str:
-        column = f'i.{getattr(I, clause.field.column)}'
+        column = f'i.{getattr(_ISSUE, clause.field.column)}'
         values = clause.values
         if low is None and high is None and not by:
-            changed = (f'i.key IN (SELECT c.{C.key} FROM {C} c WHERE c.{C.field} = {name} AND '
-                       f'({self.matches(f"c.{C.from_string}", values)} OR '
-                       f'{self.matches(f"c.{C.to_string}", values)}))')
+            changed = (f'i.key IN (SELECT c.{_CHANGE.key} FROM {_CHANGE} c '
+                       f'WHERE c.{_CHANGE.field} = {name} AND '
+                       f'({self.matches(f"c.{_CHANGE.from_string}", values)} OR '
+                       f'{self.matches(f"c.{_CHANGE.to_string}", values)}))')
             return f'({self.matches(column, values)} OR {changed})'
-        same = f'c.{C.key} = i.key AND c.{C.field} = {name} AND c.{C.at} IS NOT NULL'
+        same = (f'c.{_CHANGE.key} = i.key AND c.{_CHANGE.field} = {name} '
+                f'AND c.{_CHANGE.at} IS NOT NULL')
         # (A) set to v by a change inside or before the window and not changed again before it
-        started = [same, self.matches(f'c.{C.to_string}', values)]
+        started = [same, self.matches(f'c.{_CHANGE.to_string}', values)]
         if by:
-            started.append(f'hub_fold(c.{C.author}) = {self.param(fold(by[0].values[0].text))}')
+            author = self.param(fold(by[0].values[0].text))
+            started.append(f'hub_fold(c.{_CHANGE.author}) = {author}')
         if high is not None:
-            started.append(f'c.{C.at} < {self.param(format_utc(high))}')
+            started.append(f'c.{_CHANGE.at} < {self.param(format_utc(high))}')
         if low is not None:
-            started.append(f'NOT EXISTS (SELECT 1 FROM {C} d WHERE d.{C.key} = i.key AND '
-                           f'd.{C.field} = {name} AND d.{C.at} > c.{C.at} AND '
-                           f'd.{C.at} <= {self.param(format_utc(low))})')
-        parts = [f'EXISTS (SELECT 1 FROM {C} c WHERE {" AND ".join(started)})']
+            started.append(f'NOT EXISTS (SELECT 1 FROM {_CHANGE} d '
+                           f'WHERE d.{_CHANGE.key} = i.key AND '
+                           f'd.{_CHANGE.field} = {name} AND d.{_CHANGE.at} > c.{_CHANGE.at} AND '
+                           f'd.{_CHANGE.at} <= {self.param(format_utc(low))})')
+        parts = [f'EXISTS (SELECT 1 FROM {_CHANGE} c WHERE {" AND ".join(started)})']
         if not by:
             created = ''
             if high is not None:
-                created_utc = utc_sql(f'i.{I.created}')
+                created_utc = utc_sql(f'i.{_ISSUE.created}')
                 created = (f' AND ({created_utc} IS NULL OR '
                            f'{created_utc} < {self.param(sql_moment(high))})')
             # (B) held from creation until the first change
-            first = [same, self.matches(f'c.{C.from_string}', values),
-                     f'NOT EXISTS (SELECT 1 FROM {C} e WHERE e.{C.key} = i.key AND '
-                     f'e.{C.field} = {name} AND e.{C.at} < c.{C.at})']
+            first = [same, self.matches(f'c.{_CHANGE.from_string}', values),
+                     f'NOT EXISTS (SELECT 1 FROM {_CHANGE} e WHERE e.{_CHANGE.key} = i.key AND '
+                     f'e.{_CHANGE.field} = {name} AND e.{_CHANGE.at} < c.{_CHANGE.at})']
             if low is not None:
-                first.append(f'c.{C.at} > {self.param(format_utc(low))}')
-            parts.append(f'(EXISTS (SELECT 1 FROM {C} c WHERE {" AND ".join(first)}){created})')
+                first.append(f'c.{_CHANGE.at} > {self.param(format_utc(low))}')
+            parts.append(f'(EXISTS (SELECT 1 FROM {_CHANGE} c '
+                         f'WHERE {" AND ".join(first)}){created})')
             # (C) never changed: the current value all along
-            parts.append(f'(NOT EXISTS (SELECT 1 FROM {C} c WHERE {same}) AND '
+            parts.append(f'(NOT EXISTS (SELECT 1 FROM {_CHANGE} c WHERE {same}) AND '
                          f'{self.matches(column, values)}{created})')
         return '(' + ' OR '.join(parts) + ')'
 
@@ -510,7 +521,7 @@ class _Compiler:
         way = sort.descending
         if spec.kind == 'key':
             return [SortColumn('m.sort_key' if self.sliced else _NATURAL_I, way)]
-        column = f'i.{getattr(I, spec.column)}'
+        column = f'i.{getattr(_ISSUE, spec.column)}'
         if spec.kind == 'moment':
             return [SortColumn(utc_sql(column), way)]
         if spec.name == 'priority':

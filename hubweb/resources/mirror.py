@@ -86,7 +86,11 @@ def routes(hub: Hub) -> list[tuple[str, object]]:
             description='Строки с at, по at, history_id, seq; since включительно, until — нет.'))),
         ('/sync-runs', Call(hub, reads.sync_runs, query=reads.PageQuery, doc=operation(
             'Журнал синхронизаций', response=schemas.SyncRunListSchema,
-            description='Новые первыми.'))),
+            description='Новые первыми; query — первые 200 символов (query_truncated), '
+                        'целиком — в GET /sync-runs/{run_id}.'))),
+        ('/sync-runs/{run_id}', Call(hub, reads.sync_run, ids={'run_id': reads.SYNC_RUN_NOT_FOUND},
+                                     doc=operation('Запуск синхронизации с запросом целиком',
+                                                   response=schemas.SyncRunSchema))),
         ('/projects/{label}/board', Call(hub, reads.project_board, doc=operation(
             'Доска проекта', response=schemas.BoardSchema,
             description='Колонки со своими задачами проекта; выполнены — статусы последней '

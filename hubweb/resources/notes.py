@@ -6,7 +6,7 @@ import falcon
 
 from hublib import idempotency, notes
 from hublib.db import Hub
-from hublib.validation import ISSUE_OR_TEMP_KEY_PATTERN
+from hublib.validation import LOOKUP_KEY_PATTERN
 
 from ..openapi import operation
 from ..media import media
@@ -14,7 +14,8 @@ from ..schemas.notes import NoteSchema
 from . import idempotency_key, respond_with
 
 
-NOTE_KEY = {'key': {'type': 'string', 'pattern': ISSUE_OR_TEMP_KEY_PATTERN}}
+# A Jira key in any case (read in Jira's case) or a temp key.
+NOTE_KEY = {'key': {'type': 'string', 'pattern': LOOKUP_KEY_PATTERN}}
 
 
 class NoteResource:

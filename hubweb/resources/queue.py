@@ -11,9 +11,10 @@ import falcon
 
 from hublib import batches, claims, idempotency
 from hublib.db import Hub
+from hublib.validation import load
 
 from ..openapi import operation
-from ..media import load_query, media, object_body, path_int
+from ..media import load_query, object_body, optional_object_body, path_int
 from ..schemas import queue as schemas
 from . import Call, Resource, idempotency_key, respond_with
 
@@ -37,9 +38,9 @@ class BatchesResource(Resource):
                                       'временный ключ new:N в полях-ключах заводит более ранняя '
                                       'ensure_issue этого пакета; временный ключ, который '
                                       'заводит незавершённая ensure_issue другого пакета, — 422 '
-                                      '(GET /temp-keys/next даёт свободный). Проекта или вложения '
-                                      'нет — 404. "dry_run": true — 200 с пакетом, как он был бы '
-                                      'поставлен, ничего не сохранено.'),
+                                      '(GET /temp-keys/next даёт свободный); вложения нет в '
+                                      'зеркале — 422. Проекта нет — 404. "dry_run": true — 200 с '
+                                      'пакетом, как он был бы поставлен, ничего не сохранено.'),
     }
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
@@ -51,18 +52,21 @@ class BatchesResource(Resource):
 
 
 class CancelResource(Resource):
-    DOC = {'post': operation('Отменить пакет', response=schemas.BatchSchema, idempotent=True,
+    DOC = {'post': operation('Отменить пакет', body=batches.CancelRequest, body_required=False,
+                             response=schemas.BatchSchema, idempotent=True,
                              description='queued → cancelled; выданные завершатся отчётом. Повтор '
-                                         'ничего не меняет.')}
+                                         'ничего не меняет; пакет, завершённый без отмены, — 409 '
+                                         '«пакет уже завершён». Тело необязательно: {} или нет.')}
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, batch_id: str) -> None:
+        load(batches.CancelRequest, optional_object_body(req))  # a body, when sent, is checked
         respond_with(resp, idempotency.cancel_batch(
             self.hub, path_int(batch_id, batches.BATCH_NOT_FOUND), key=idempotency_key(req)))
 
 
 class RetryResource(Resource):
     DOC = {'post': operation(
-        'Повторить неудавшиеся команды пакета', body=batches.RetryBody,
+        'Повторить неудавшиеся команды пакета', body=batches.RetryBody, body_required=False,
         response=schemas.BatchSchema, status=201, idempotent=True,
         description='Новый пакет «Повтор: <название>» из копий команд failed и зависевших от них '
                     'skipped (depends_on и временные ключи пересчитаны); retry_of — id исходного. '
@@ -71,7 +75,7 @@ class RetryResource(Resource):
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, batch_id: str) -> None:
         respond_with(resp, idempotency.retry_batch(
-            self.hub, path_int(batch_id, batches.BATCH_NOT_FOUND), media(req),
+            self.hub, path_int(batch_id, batches.BATCH_NOT_FOUND), optional_object_body(req),
             key=idempotency_key(req)))
 
 
@@ -82,11 +86,7 @@ class ClaimResource(Resource):
                                          '(до 3 раз), автообновление, следующая команда.')}
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        body = object_body(req)
-        resp.media = claims.claim_command(
-            self.hub, agent=body.get('agent'), agent_version=body.get('agent_version'),
-            settings_version=body.get('settings_version'),
-            last_call_at=body.get('last_jira_call_at'))
+        resp.media = claims.submit_claim(self.hub, object_body(req))
 
 
 class ReportResource(Resource):
@@ -96,11 +96,8 @@ class ReportResource(Resource):
                                          'late = true; повтор отчёта ничего не меняет.')}
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, command_id: str) -> None:
-        body = object_body(req)
-        resp.media = claims.report_command(
-            self.hub, path_int(command_id, batches.COMMAND_NOT_FOUND), agent=body.get('agent'),
-            status=body.get('status'), result=body.get('result'), error=body.get('error'),
-            jira_calls=body.get('jira_calls'), rate_limited=body.get('rate_limited'))
+        resp.media = claims.submit_report(
+            self.hub, path_int(command_id, batches.COMMAND_NOT_FOUND), object_body(req))
 
 
 def routes(hub: Hub) -> list[tuple[str, object]]:

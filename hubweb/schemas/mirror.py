@@ -60,7 +60,9 @@ ChangeListSchema = page_of('ChangeList', ChangeSchema)
 SyncRunSchema = response(
     'SyncRun', integers('id issues_count links_count jira_calls rate_limited'),
     integers('command_id', **_NULLABLE), strings('started_at kind'),
-    strings('finished_at query history_at', **_NULLABLE))
+    strings('finished_at query history_at', **_NULLABLE),
+    query_truncated=fields.Boolean(metadata={
+        'description': 'в списке query обрезан до 200 символов; целиком — GET /sync-runs/{run_id}'}))
 SyncRunListSchema = page_of('SyncRunList', SyncRunSchema)
 
 BoardColumnSchema = response('BoardColumn', strings('name', required=True),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from marshmallow import fields, validate
 
-from hublib.batches import BATCH_STATUSES, STATUSES
+from hublib.statuses import BATCH_STATUSES, STATUSES
 
 from . import integers, page_of, response, strings
 

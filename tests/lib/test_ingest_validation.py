@@ -42,16 +42,22 @@ def objects(fields: dict, required: tuple[str, ...] = ()) -> st.SearchStrategy:
 
 
 TEXT = st.one_of(st.none(), st.text(max_size=4))
+# Jira times: readable ones in every shape of contract §3, and ones to_utc cannot read.
+GOOD_TIMES = st.sampled_from(['2026-10-22T09:00:00.000+0300', '2026-10-22T06:00:00Z',
+                              '2026-10-22 09:00:00.5-05:00', '2026-10-22T09:00'])
+TIMES = st.one_of(st.none(), GOOD_TIMES, GOOD_TIMES, st.text(max_size=4), st.sampled_from([
+    'garbage', '2026-02-30T10:00:00.000+0300', '2026-10-22T09:00:00.000+9999', '2026-10-22', '',
+    '0001-01-01T00:00:00+01:00']))
 IDS = st.one_of(st.text(max_size=3), INTS)
 LINK = objects({'type': st.text(max_size=3), 'direction': st.sampled_from(['outward', 'inward', 'up']),
                 'key': st.text(max_size=3)}, required=('type', 'direction', 'key'))
-COMMENT = objects({'id': IDS, 'author': TEXT, 'created': TEXT, 'updated': TEXT, 'body': TEXT},
+COMMENT = objects({'id': IDS, 'author': TEXT, 'created': TIMES, 'updated': TIMES, 'body': TEXT},
                   required=('id',))
 ATTACHMENT = objects({'id': IDS, 'filename': TEXT, 'size': st.one_of(st.none(), INTS),
-                      'mime_type': TEXT, 'author': TEXT, 'created': TEXT}, required=('id',))
+                      'mime_type': TEXT, 'author': TEXT, 'created': TIMES}, required=('id',))
 ISSUE = objects({
     'key': KEYS, 'summary': TEXT, 'description': TEXT, 'status': TEXT, 'epic_key': TEXT,
-    'id': TEXT, 'rank': TEXT, 'updated': TEXT, 'created': TEXT,
+    'id': TEXT, 'rank': TEXT, 'updated': TIMES, 'created': TIMES,
     'labels': st.one_of(st.none(), st.lists(maybe(st.text(max_size=3)), max_size=3)),
     'story_points': st.one_of(st.none(), INTS, st.floats(allow_nan=True, allow_infinity=True)),
     'neighbor': st.one_of(st.none(), st.booleans()),
@@ -61,7 +67,7 @@ ISSUE = objects({
     'sprint_ids': st.one_of(st.none(), st.lists(maybe(INTS), max_size=3)),
 }, required=('key',))
 HISTORY_ITEM = objects({
-    'history_id': IDS, 'seq': INTS, 'key': KEYS, 'created': TEXT, 'author': TEXT,
+    'history_id': IDS, 'seq': INTS, 'key': KEYS, 'created': TIMES, 'author': TEXT,
     'field_id': TEXT, 'field_name': TEXT, 'from_value': TEXT, 'from_string': TEXT,
     'to_value': TEXT, 'to_string': TEXT}, required=('history_id', 'seq', 'key'))
 

@@ -10,7 +10,7 @@ import stat
 import pytest
 
 from hublib import SCHEMA_VERSION, SchemaError, open_hub
-from hublib.migrations import create_legacy_database
+from tests.support.legacy import create_legacy_database
 
 TABLES = {'issue', 'issue_link', 'issue_comment', 'issue_change', 'issue_attachment',
           'attachment_file', 'issue_note', 'issue_sprint', 'jira_board', 'jira_sprint', 'batch',

@@ -5,7 +5,7 @@ from hublib import queue
 
 
 def claim(hub, agent='jira', **kwargs) -> dict:
-    kwargs = {'agent_version': '15', 'settings_version': 2, 'last_call_at': None, **kwargs}
+    kwargs = {'agent_version': '15', 'settings_version': 2, **kwargs}
     return queue.claim_command(hub, agent=agent, **kwargs)
 
 
@@ -43,5 +43,7 @@ def run_queue(hub, outcomes: dict[int, tuple[str, dict | None]] | None = None) -
         if command is None:
             return
         status, result = outcomes.get(command['seq'], ('done', None))
+        if status == 'done' and result is None and command['type'] == 'ensure_issue':
+            result = {'key': f'AURORA-{10000 + command["id"]}'}  # done must name the issue
         report(hub, command['id'], status=status, result=result,
                error='Jira: 500' if status == 'failed' else None)
