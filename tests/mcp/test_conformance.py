@@ -6,7 +6,9 @@ adds the client token and forwards everything else unchanged; the server allows 
 with ``--allow-origin`` (as it would a reverse proxy's), so its Host and Origin checks judge what
 the suite sends. The suite needs Node ≥ 22: ``.ci/run`` installs it (npm package ``node@22``) and
 the suite into ``$SDLC_HUB_MCP_CONFORMANCE`` (default ``~/.cache/sdlc-hub/mcp-conformance``).
-Without them these tests are skipped, except on CI (``CI=true``), where that fails the run.
+Without them these tests are skipped, except on CI (``CI=true``, or
+``SDLC_HUB_MCP_CONFORMANCE_REQUIRED=1`` as ``.ci/run`` sets for its conformance step), where that
+fails the run.
 """
 from __future__ import annotations
 
@@ -26,7 +28,8 @@ TOOLS_DIR = Path(os.environ.get('SDLC_HUB_MCP_CONFORMANCE',
                                 Path.home() / '.cache' / 'sdlc-hub' / 'mcp-conformance'))
 NODE = TOOLS_DIR / 'node_modules' / '.bin' / 'node'
 SUITE = TOOLS_DIR / 'node_modules' / '.bin' / 'conformance'
-ON_CI = os.environ.get('CI', '').lower() in ('1', 'true', 'yes')
+ON_CI = (os.environ.get('CI', '').lower() in ('1', 'true', 'yes')
+         or os.environ.get('SDLC_HUB_MCP_CONFORMANCE_REQUIRED') == '1')
 SCENARIOS = ('server-initialize', 'tools-list', 'ping', 'dns-rebinding-protection')
 TIMEOUT = 120
 
