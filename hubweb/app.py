@@ -12,10 +12,10 @@ from .media import json_handler
 from .middleware import BodyLimit, RequestLog, ThreadConnection
 from .openapi import OpenApiResource
 
-from .resources import attachments, health, mirror, notes, projects, queue, settings
+from .resources import attachments, health, mirror, notes, projects, queue, reports, settings
 
 # Feature modules; each exports routes(hub) -> [(uri template, resource)].
-FEATURES = (health, settings, projects, mirror, queue, notes, attachments)
+FEATURES = (health, settings, projects, mirror, queue, notes, attachments, reports)
 
 
 def feature_routes(hub: Hub) -> list[tuple[str, object]]:
