@@ -10,6 +10,7 @@ from . import page_of, response, strings
 from .attachments import FetchAnswerSchema
 from .mirror import IssueCardSchema, IssueOutSchema
 from .queue import BatchPreviewSchema
+from .reports import CycleTimeSchema, FlowSchema, SprintReportSchema, VelocitySchema
 
 # Freshness (contract §14a): finished_at of the newest successful refresh, null before the first.
 AS_OF = {'as_of': fields.String(required=True, allow_none=True)}
@@ -43,3 +44,9 @@ QueuedBatchSchema = BatchPreviewSchema
 # fetch_attachment: enqueued says what the HTTP status (202 or 200) says.
 FetchResultSchema = response('FetchResult', base=FetchAnswerSchema,
                              enqueued=fields.Boolean(required=True))
+
+# The report tools: the HTTP API's reports, with the freshness of the mirror they were rebuilt from.
+SprintReportResultSchema = with_as_of('SprintReportResult', SprintReportSchema)
+FlowResultSchema = with_as_of('FlowResult', FlowSchema)
+CycleTimeResultSchema = with_as_of('CycleTimeResult', CycleTimeSchema)
+VelocityResultSchema = with_as_of('VelocityResult', VelocitySchema)

@@ -33,6 +33,10 @@ ARGUMENTS = {
     'list_batches': ({'status', 'project', 'limit', 'cursor'}, set()),
     'get_batch': ({'batch_id'}, {'batch_id'}),
     'get_settings': (set(), set()),
+    'sprint_report': ({'label', 'sprint_id', 'tz'}, {'label', 'sprint_id'}),
+    'project_flow': ({'label', 'since', 'until', 'tz'}, {'label'}),
+    'cycle_time': ({'label', 'since', 'until', 'tz'}, {'label'}),
+    'velocity': ({'label', 'sprints'}, {'label'}),
     'put_note': ({'key', 'updated_by', 'work_kind', 'done_text', 'rest_text', 'owner_note',
                   'idempotency_key'}, {'key', 'updated_by'}),
     'queue_batch': ({'title', 'author', 'commands', 'project', 'dry_run', 'idempotency_key'},
@@ -46,8 +50,10 @@ ARGUMENTS = {
 DEFAULTS = {('search_issues', 'limit'): 20, ('get_issue', 'max_chars'): 20000,
             ('get_issue', 'comment_limit'): 20, ('issue_changes', 'limit'): 50,
             ('sync_runs', 'limit'): 10, ('list_batches', 'limit'): 20,
-            ('queue_batch', 'dry_run'): False, ('read_attachment', 'max_chars'): 20000}
-MAXIMA = {('search_issues', 'limit'): 100, ('issue_changes', 'limit'): 500}
+            ('queue_batch', 'dry_run'): False, ('read_attachment', 'max_chars'): 20000,
+            ('velocity', 'sprints'): 6}
+MAXIMA = {('search_issues', 'limit'): 100, ('issue_changes', 'limit'): 500,
+          ('velocity', 'sprints'): 50}
 QUEUE_TOOLS = {'queue_batch', 'cancel_batch', 'retry_batch', 'fetch_attachment'}
 COMMENT_BATCH = 2  # the batch fill_hub queues after the refresh's own batch #1
 FAILED_BATCH = 3  # and one whose command failed
@@ -71,6 +77,10 @@ EVERY_TOOL = [
     ('list_batches', {'status': 'done'}),
     ('get_batch', {'batch_id': COMMENT_BATCH}),
     ('get_settings', {}),
+    ('sprint_report', {'label': 'AWPCA', 'sprint_id': 101}),
+    ('project_flow', {'label': 'AWPCA', 'tz': 'Europe/Moscow'}),
+    ('cycle_time', {'label': 'AWPCA'}),
+    ('velocity', {'label': 'AWPCA'}),
     ('put_note', {'key': 'AURORA-2', 'updated_by': 'ivanov', 'owner_note': 'спросить ИБ'}),
     ('queue_batch', {**NEW_BATCH, 'dry_run': True}),
     ('queue_batch', NEW_BATCH),

@@ -5,9 +5,10 @@ from typing import Iterable
 from hublib.errors import ValidationError
 
 from ..tooling import ToolSpec
-from . import attachments, mirror, notes, queue
+from . import attachments, mirror, notes, queue, reports
 
-ALL_TOOLS: tuple[ToolSpec, ...] = (*mirror.TOOLS, *attachments.TOOLS, *notes.TOOLS, *queue.TOOLS)
+ALL_TOOLS: tuple[ToolSpec, ...] = (*mirror.TOOLS, *reports.TOOLS, *attachments.TOOLS, *notes.TOOLS,
+                                   *queue.TOOLS)
 TOOL_NAMES = tuple(spec.name for spec in ALL_TOOLS)
 
 
