@@ -14,8 +14,10 @@
      (one session, opened with the initialize handshake that desktop clients speak today);
    - ``HTTP API``: the matching request to a real ``sdlc-hub serve`` (waitress, keep-alive).
    The reads: ``search_issues`` (all, and a project's slice) / ``GET /issues``, ``get_issue`` /
-   ``GET /issues/{key}`` (a random key each time), ``read_attachment`` of the PNG and of the text /
-   ``GET /attachments/{id}/content``.
+   ``GET /issues/{key}`` (a random key each time), ``search_issues {jql}`` / ``GET /issues?jql=``,
+   ``next_temp_key`` / ``GET /temp-keys/next``, the four reports (``sprint_report``,
+   ``project_flow``, ``cycle_time``, ``velocity``) / their ``GET /projects/AWPCA/…``, and
+   ``read_attachment`` of the PNG and of the text / ``GET /attachments/{id}/content``.
 Servers listen on 127.0.0.1 in a temporary directory that is removed afterwards.
 """
 from __future__ import annotations
@@ -31,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import zlib
 from pathlib import Path
 
@@ -45,7 +48,7 @@ from mcp import Client  # noqa: E402
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 from mcp.shared._httpx_utils import create_mcp_http_client  # noqa: E402
 
-from hublib import files, open_hub, reads  # noqa: E402
+from hublib import batches, files, open_hub, reads, reports  # noqa: E402
 from hubweb.mcp_server import create_mcp_server  # noqa: E402
 from tests.support.server import ServerProcess  # noqa: E402
 from tests.support.timing import KeepAliveClient, percentile  # noqa: E402
@@ -110,10 +113,39 @@ def png_bytes(side: int = 64) -> bytes:
             + chunk(b'IDAT', zlib.compress(rows)) + chunk(b'IEND', b''))
 
 
-def reads_of(hub, key: str, downloads: dict[str, str]) -> dict[str, tuple]:
+JQL = 'hubProject = AWPCA AND status != Готово ORDER BY updated DESC'
+
+
+def report_sprint(hub) -> int:
+    """A sprint of AWPCA's board that has a report: the newest one that has started."""
+    started = [sprint for sprint in reads.project_sprints(hub, 'AWPCA')['items']
+               if sprint['state'] != 'future' and sprint['start_date']]
+    return started[-1]['sprint_id']
+
+
+def reads_of(hub, key: str, downloads: dict[str, str], sprint: int) -> dict[str, tuple]:
     """name → (hublib call, tool, arguments, HTTP path) for one sample."""
     png, text = downloads['png'], downloads['text']
+    quoted = urllib.parse.quote(JQL)
     return {
+        'search_issues {jql} / GET /issues?jql=…&limit=20':
+            (lambda: reads.issues(hub, jql=JQL, limit=20), 'search_issues', {'jql': JQL},
+             f'/issues?jql={quoted}&limit=20'),
+        'next_temp_key / GET /temp-keys/next':
+            (lambda: batches.next_temp_key(hub), 'next_temp_key', {}, '/temp-keys/next'),
+        'sprint_report / GET …/sprints/{id}/report':
+            (lambda: reports.sprint_report(hub, 'AWPCA', sprint), 'sprint_report',
+             {'label': 'AWPCA', 'sprint_id': sprint},
+             f'/projects/AWPCA/sprints/{sprint}/report'),
+        'project_flow / GET /projects/AWPCA/flow (30 days)':
+            (lambda: reports.project_flow(hub, 'AWPCA'), 'project_flow', {'label': 'AWPCA'},
+             '/projects/AWPCA/flow'),
+        'cycle_time / GET /projects/AWPCA/cycle-time (90 days)':
+            (lambda: reports.cycle_time(hub, 'AWPCA'), 'cycle_time', {'label': 'AWPCA'},
+             '/projects/AWPCA/cycle-time'),
+        'velocity / GET /projects/AWPCA/velocity':
+            (lambda: reports.velocity(hub, 'AWPCA'), 'velocity', {'label': 'AWPCA'},
+             '/projects/AWPCA/velocity'),
         'search_issues {} / GET /issues?limit=20':
             (lambda: reads.issues(hub, limit=20), 'search_issues', {}, '/issues?limit=20'),
         'search_issues {project} / GET /issues?project=AWPCA&limit=20':
@@ -136,6 +168,7 @@ async def measure(data_dir: Path, issues: int, samples: int, api: KeepAliveClien
     rng = random.Random(7)
     rows: dict[str, dict[str, list[float]]] = {}
     server = create_mcp_server(hub)
+    sprint = report_sprint(hub)
     try:
         async with Client(server) as local, \
                 create_mcp_http_client(headers={'Authorization': f'Bearer {token}'}) as http, \
@@ -144,7 +177,7 @@ async def measure(data_dir: Path, issues: int, samples: int, api: KeepAliveClien
             for index in range(samples + 5):  # the first 5 warm caches and are not counted
                 key = f'AURORA-{rng.randint(1, issues)}'
                 for name, (direct, tool_name, arguments, path) in \
-                        reads_of(hub, key, downloads).items():
+                        reads_of(hub, key, downloads, sprint).items():
                     started = time.perf_counter()
                     direct()
                     timings = [ms(started), await tool(local, tool_name, arguments),

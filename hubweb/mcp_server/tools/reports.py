@@ -25,7 +25,8 @@ Sprints = Annotated[StrictInt | None, Field(
     json_schema_extra={'minimum': 1, 'maximum': reports.VELOCITY_MAX})]
 
 
-def with_as_of(hub, report: dict) -> dict:
+def stamped(hub, report: dict) -> dict:
+    """``report`` with ``as_of``: when the newest successful refresh of the mirror finished."""
     return {**report, 'as_of': syncjournal.mirror_as_of(hub)}
 
 
@@ -35,7 +36,7 @@ def sprint_report(ctx: Context, label: Label, sprint_id: SprintId, tz: TimeZone 
     выполненные и невыполненные задачи, суммы story points и burndown по дням. Спринт ещё не
     начат — ошибка. Как GET /projects/{label}/sprints/{sprint_id}/report."""
     hub = hub_of(ctx)
-    return with_as_of(hub, reports.sprint_report(hub, label, sprint_id, tz=tz))
+    return stamped(hub, reports.sprint_report(hub, label, sprint_id, tz=tz))
 
 
 @TOOLS.tool('Накопительная диаграмма потока', READ_ONLY, FlowResultSchema)
@@ -45,7 +46,7 @@ def project_flow(ctx: Context, label: Label, since: Day = None, until: Day = Non
     колонкам доски их тогдашнего статуса; unmapped — статус вне колонок; не больше 366 дней.
     Как GET /projects/{label}/flow."""
     hub = hub_of(ctx)
-    return with_as_of(hub, reports.project_flow(hub, label, since=since, until=until, tz=tz))
+    return stamped(hub, reports.project_flow(hub, label, since=since, until=until, tz=tz))
 
 
 @TOOLS.tool('Время выполнения', READ_ONLY, CycleTimeResultSchema)
@@ -55,7 +56,7 @@ def cycle_time(ctx: Context, label: Label, since: DayOrTime = None, until: DayOr
     создания) и cycle_days (от начала работы), перцентили p50/p85/p95.
     Как GET /projects/{label}/cycle-time."""
     hub = hub_of(ctx)
-    return with_as_of(hub, reports.cycle_time(hub, label, since=since, until=until, tz=tz))
+    return stamped(hub, reports.cycle_time(hub, label, since=since, until=until, tz=tz))
 
 
 @TOOLS.tool('Скорость команды', READ_ONLY, VelocityResultSchema)
@@ -64,5 +65,5 @@ def velocity(ctx: Context, label: Label,
     """Последние закрытые спринты доски, старые первыми: взято и выполнено задач и story points,
     как в отчёте о каждом. Как GET /projects/{label}/velocity."""
     hub = hub_of(ctx)
-    return with_as_of(hub, reports.velocity(
+    return stamped(hub, reports.velocity(
         hub, label, sprints=reports.VELOCITY_DEFAULT if sprints is None else sprints))
