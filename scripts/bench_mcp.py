@@ -54,6 +54,7 @@ from tests.support.server import ServerProcess  # noqa: E402
 from tests.support.timing import KeepAliveClient, percentile  # noqa: E402
 
 COLUMNS = ('hublib', 'MCP client', 'MCP HTTP', 'HTTP API')
+WARMUP = 2
 
 
 def ms(started: float) -> float:
@@ -174,7 +175,7 @@ async def measure(data_dir: Path, issues: int, samples: int, api: KeepAliveClien
                 create_mcp_http_client(headers={'Authorization': f'Bearer {token}'}) as http, \
                 Client(streamable_http_client(mcp_url, http_client=http),
                        mode='legacy') as remote:
-            for index in range(samples + 5):  # the first 5 warm caches and are not counted
+            for index in range(samples + WARMUP):  # the first rounds warm caches, not counted
                 key = f'AURORA-{rng.randint(1, issues)}'
                 for name, (direct, tool_name, arguments, path) in \
                         reads_of(hub, key, downloads, sprint).items():
@@ -182,7 +183,7 @@ async def measure(data_dir: Path, issues: int, samples: int, api: KeepAliveClien
                     direct()
                     timings = [ms(started), await tool(local, tool_name, arguments),
                                await tool(remote, tool_name, arguments), api.checked('GET', path)[0]]
-                    if index >= 5:
+                    if index >= WARMUP:
                         row = rows.setdefault(name, {column: [] for column in COLUMNS})
                         for column, value in zip(COLUMNS, timings):
                             row[column].append(value)
