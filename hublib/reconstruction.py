@@ -38,7 +38,7 @@ from peewee import SQL, Value, fn
 
 from . import settings
 from .db import Hub, Prepared
-from .models import Issue, IssueChange, IssueMember, IssueSprint
+from .models import Issue, IssueChange, IssueMember, IssueSprint, SqlNames
 from .settings import DEFAULT_CLOSED_STATUSES
 from .timeutil import format_utc, parse_utc, to_utc
 
@@ -241,6 +241,34 @@ def _keys(p: Callable[[str], str]) -> SQL:
     return SQL('(SELECT value FROM json_each(?))', [p('keys')])
 
 
+# Status changes are read through a partial covering index of the status rows (a quarter of
+# issue_change), built at open like the other derived indexes: an issue's status at a moment is one
+# seek in it and no table row is read (~45 MiB at 200,000 issues / 2,000,000 change rows, built
+# once in ~8 s). Its statements are hand-built: a partial index needs the literal 'status', and
+# the planner, without ANALYZE statistics, would rather walk offline JQL's (field, at, …) index
+# over every status change of the mirror (a flow at 200,000 issues took minutes), so they name
+# the index (INDEXED BY).
+_CHANGE, _ISSUE, _MEMBER = SqlNames(IssueChange), SqlNames(Issue), SqlNames(IssueMember)
+STATUS_INDEX, ISSUE_INDEX = 'issue_change_status', 'issue_key_status_created'
+_STATUS_ROWS = f"{_CHANGE.field} = '{STATUS_FIELD}'"
+DERIVED_INDEXES = (
+    f'CREATE INDEX IF NOT EXISTS {STATUS_INDEX} ON {_CHANGE} ({_CHANGE.key}, {_CHANGE.at}, '
+    f'{_CHANGE.history_id}, {_CHANGE.seq}, {_CHANGE.from_string}, {_CHANGE.to_string}, '
+    f'{_CHANGE.field}) WHERE {_STATUS_ROWS}',
+    # a flow's own issues without their wide rows (descriptions push `created` to overflow pages)
+    f'CREATE INDEX IF NOT EXISTS {ISSUE_INDEX} ON {_ISSUE} ({_ISSUE.key}, {_ISSUE.status}, '
+    f'{_ISSUE.created})',
+)
+
+
+# The status rows of a report's keys (cycle time), from the status index alone.
+_STATUS_CHANGES = (
+    f'SELECT {_CHANGE.key}, {_CHANGE.at}, {_CHANGE.history_id}, {_CHANGE.seq}, {_CHANGE.field}, '
+    f'NULL, NULL, NULL, {_CHANGE.from_string}, {_CHANGE.to_string} '
+    f'FROM {_CHANGE} INDEXED BY {STATUS_INDEX} WHERE {_CHANGE.key} IN (SELECT value FROM '
+    f"json_each(?)) AND {_CHANGE.field} = '{STATUS_FIELD}' AND {_CHANGE.at} IS NOT NULL")
+
+
 _ISSUES = Prepared(lambda p: Issue.select(Issue.key, Issue.status, Issue.created,
                                           Issue.story_points).where(Issue.key.in_(_keys(p))))
 _SPRINTS = Prepared(lambda p: IssueSprint.select(IssueSprint.key, IssueSprint.sprint_id)
@@ -250,9 +278,6 @@ _CHANGE_COLUMNS = (IssueChange.key, IssueChange.at, IssueChange.history_id, Issu
                    IssueChange.to_value, IssueChange.from_string, IssueChange.to_string)
 # The one read of issue_change per report: the keys' status (and sprint) rows through the
 # (key, at) index.
-_STATUS_CHANGES = Prepared(lambda p: IssueChange.select(*_CHANGE_COLUMNS).where(
-    IssueChange.key.in_(_keys(p)) & IssueChange.at.is_null(False)
-    & (IssueChange.field == STATUS_FIELD)))
 _STATUS_AND_SPRINT_CHANGES = Prepared(lambda p: IssueChange.select(*_CHANGE_COLUMNS).where(
     IssueChange.key.in_(_keys(p)) & IssueChange.at.is_null(False)
     & ((IssueChange.field == STATUS_FIELD)
@@ -267,7 +292,7 @@ def timelines(hub: Hub, keys: Iterable[str], *, sprints: bool = False) -> dict[s
     found = {key: Timeline(key, status=status, created=to_utc(created), points=points)
              for key, status, created, points in _ISSUES.tuples(hub, keys=keys_json)}
     if not sprints:
-        rows = _STATUS_CHANGES.tuples(hub, keys=keys_json)
+        rows = hub.db.execute_sql(_STATUS_CHANGES, (keys_json,)).fetchall()
         sprint_field = None
     else:
         current: dict[str, set[int]] = {}
@@ -290,69 +315,62 @@ def timelines(hub: Hub, keys: Iterable[str], *, sprints: bool = False) -> dict[s
     return found
 
 
-# A flow reads a project's own issues, tens of thousands of them, for moments from `since` on:
-# per issue only its status changes from the last one at or before `since` on (found by walking
-# the (key, at) index back from `since`), not its whole history. 8,000 own issues of a
-# 20,000-issue mirror (bench_scale): 20,272 -> 8,825 rows, CPU 166 -> ~110 ms of the query.
-_OWN_ISSUES = Prepared(lambda p: IssueMember.select(Issue.key, Issue.status, Issue.created)
-                       .join(Issue, on=(Issue.key == IssueMember.key))
-                       .where((IssueMember.label == p('label')) & (IssueMember.neighbor == 0)))
+# --- a project's own issues over a window (the flow) -----------------------------------------
+
+def _status_change(alias: str, condition: str) -> str:
+    """A status row of issue ``m``'s key through the status index, ``condition`` on it."""
+    return (f'FROM {_CHANGE} AS {alias} INDEXED BY {STATUS_INDEX} '
+            f'WHERE {alias}.{_CHANGE.key} = m.{_MEMBER.key} '
+            f"AND {alias}.{_CHANGE.field} = '{STATUS_FIELD}' AND {alias}.{_CHANGE.at} {condition}")
 
 
-def _own_status_changes(p: Callable[[str], str]):
-    before = IssueChange.alias('before')
-    last = (before.select(before.at)
-            .where((before.key == IssueMember.key) & (before.at <= p('since'))
-                   & (before.field == STATUS_FIELD))
-            .order_by(before.at.desc()).limit(1))
-    # from the last status change at or before `since` on; with none, from the second after it
-    return (IssueMember.select(IssueChange.key, IssueChange.at, IssueChange.history_id,
-                               IssueChange.seq, IssueChange.from_string, IssueChange.to_string)
-            .join(IssueChange, on=((IssueChange.key == IssueMember.key)
-                                   & (IssueChange.at >= fn.COALESCE(last, p('after')))))
-            .where((IssueMember.label == p('label')) & (IssueMember.neighbor == 0)
-                   & (IssueChange.field == STATUS_FIELD)))
+# Each own issue once: its created time, its current status, its status at :since by the history
+# (the to_string of its last status change at or before it, else the from_string of its first one
+# after it; as a JSON array, so that a null string is told from no change; coalesce() reads the
+# second only without the first) and whether a status change follows :since up to :until. VEGA of the 200,000-issue bench (31,081 own issues):
+# 33,165 rows in two reads, 231 + 513 ms CPU -> one read of 31,081 rows, ~___ ms CPU.
+_OWN_AT = (
+    f'SELECT m.{_MEMBER.key}, i.{_ISSUE.created}, i.{_ISSUE.status}, '
+    f'coalesce((SELECT json_array(b.{_CHANGE.to_string}) {_status_change("b", "<= :since")} '
+    f'ORDER BY b.{_CHANGE.at} DESC, b.{_CHANGE.history_id} DESC, b.{_CHANGE.seq} DESC LIMIT 1), '
+    f'(SELECT json_array(f.{_CHANGE.from_string}) {_status_change("f", "> :since")} '
+    f'ORDER BY f.{_CHANGE.at}, f.{_CHANGE.history_id}, f.{_CHANGE.seq} LIMIT 1)), '
+    f'EXISTS (SELECT 1 {_status_change("a", "> :since")} AND a.{_CHANGE.at} <= :until) '
+    f'FROM {_MEMBER} AS m CROSS JOIN {_ISSUE} AS i INDEXED BY {ISSUE_INDEX} '
+    f'ON i.{_ISSUE.key} = m.{_MEMBER.key} '
+    f'WHERE m.{_MEMBER.label} = :label AND m.{_MEMBER.neighbor} = 0')
 
 
-_OWN_STATUS_SINCE = Prepared(_own_status_changes)
+def own_timelines(hub: Hub, label: str, since: str, until: str,
+                  ) -> tuple[dict[str | None, int], list[Timeline]]:
+    """The project's own issues from ``since`` to ``until`` (the caller holds a read):
+    ``(settled, moving)``.
 
-
-def own_timelines(hub: Hub, label: str, since: str) -> tuple[dict[str | None, int],
-                                                            list[Timeline]]:
-    """The project's own issues from ``since`` on (the caller holds a read), from two set-based
-    reads, the issues and their status changes: ``(settled, moving)``.
-
-    ``settled`` counts by status the issues that exist at ``since`` and have no status change
-    after it (most of a project's issues: nothing about them changes in a flow's window); the
-    others come as ``moving`` timelines, exact from ``since`` on and knowing nothing before it
-    (``created`` is None for one that existed by then).
+    ``settled`` counts by their status at ``since`` the issues that exist then and have no status
+    change in (``since``, ``until``] (most of a project's issues: nothing about them changes in a
+    flow's window); the others come as ``moving`` timelines, from their whole status history
+    (:func:`timelines`).
     """
     # A Jira time's UTC moment is within a day of the local time it spells: an issue created
     # two days or more before `since` by that text exists from `since` on, whatever its offset,
-    # and needs no conversion (most of a project's issues: 21,000 times, ~80 ms on the bench VM).
+    # and needs no conversion (most of a project's issues).
     early = (parse_utc(since) - timedelta(days=2)).strftime('%Y-%m-%d')
-    after = format_utc(parse_utc(since) + ONE_SECOND)
-    rows = _OWN_STATUS_SINCE.tuples(hub, label=label, since=since, after=after)
-    rows.sort(key=_feed_order)
-    changes: dict[str, list[tuple]] = {}
-    for row in rows:
-        changes.setdefault(row[0], []).append(row)
-    settled: dict[str | None, int] = {}
+    by_state: dict[tuple, int] = {}
     moving = []
-    for key, status, created in _OWN_ISSUES.tuples(hub, label=label):
-        created = None if created is None or created < early else to_utc(created)
-        own = changes.get(key, ())
-        if (created is None or created <= since) and (not own or own[-1][1] <= since):
-            if own:  # the last change(s) at or before `since`: the only ones read
-                status = status_rule([row[1] for row in own], [row[4] for row in own],
-                                     [row[5] for row in own], status, since)
-            settled[status] = settled.get(status, 0) + 1
+    for key, created, status, then, changes_after in hub.db.execute_sql(
+            _OWN_AT, {'label': label, 'since': since, 'until': until}).fetchall():
+        if changes_after or (created is not None and created >= early
+                             and (to_utc(created) or '') > since):
+            moving.append(key)
             continue
-        line = Timeline(key, status=status, created=created)
-        for _, at, _, _, before, after_status in own:
-            line.add_status(at, before, after_status)
-        moving.append(line)
-    return settled, moving
+        state = (then, None) if then is not None else (None, status)
+        by_state[state] = by_state.get(state, 0) + 1
+    settled: dict[str | None, int] = {}
+    for (then, status), count in by_state.items():
+        # by the history; with no status change at all, the current status
+        at_since = json.loads(then)[0] if then is not None else status
+        settled[at_since] = settled.get(at_since, 0) + count
+    return settled, list(timelines(hub, moving).values())
 
 
 def _feed_order(row: tuple) -> tuple:
@@ -382,5 +400,5 @@ def days(first: date, last: date) -> list[date]:
     return [first + timedelta(days=offset) for offset in range((last - first).days + 1)]
 
 
-__all__ = ['Columns', 'Timeline', 'status_rule', 'timelines', 'own_timelines', 'daily', 'sprint_ids', 'is_sprint_change',
+__all__ = ['DERIVED_INDEXES', 'STATUS_INDEX', 'ISSUE_INDEX', 'Columns', 'Timeline', 'status_rule', 'timelines', 'own_timelines', 'daily', 'sprint_ids', 'is_sprint_change',
            'sprint_field_id', 'closed_statuses', 'day_start', 'day_end', 'day_of', 'days']
