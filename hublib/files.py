@@ -245,6 +245,30 @@ def attachment_content(hub: Hub, attachment_id: str) -> tuple[BinaryIO, str | No
     return handle, item['mime_type'], item['filename'], os.fstat(handle.fileno()).st_size
 
 
+def attachment_bytes(hub: Hub, attachment_id: str, *, limit: int) -> dict:
+    """The metadata and ``state`` of an attachment and, when it is ready, ``content``: the first
+    ``limit`` bytes of its file, with ``size`` the file's whole size (404 if not in the mirror).
+
+    Not ready, ``content`` is ``None`` (and ``size`` the size Jira reported), so the caller can say
+    why. A file a cleanup removed since the state was read is not ready either: its state is read
+    again.
+    """
+    with hub.read():
+        item = _attachment(hub, attachment_id)
+        file = AttachmentFile.select(AttachmentFile.file) \
+            .where(AttachmentFile.attachment_id == attachment_id).scalar(hub.db)
+    item['content'] = None
+    if item['state'] != 'ready':
+        return item
+    try:
+        with open(_file_path(hub, file), 'rb') as handle:
+            item['size'] = os.fstat(handle.fileno()).st_size
+            item['content'] = handle.read(limit)
+    except FileNotFoundError:
+        item.update(attachment_states(hub, [attachment_id])[attachment_id])
+    return item
+
+
 def record_download(hub: Hub, attachment_id: str, sha256: str, size: int | None) -> None:
     """Upsert ``attachment_file`` after a ``done`` fetch; 409 when ``files/<sha256>`` is missing."""
     if not has_file(hub, sha256):

@@ -17,7 +17,7 @@ from typing import Any, Mapping
 from peewee import fn
 
 from .db import Hub
-from .models import Issue, RefreshWritten, SyncRun
+from .models import Command, Issue, RefreshWritten, SyncRun
 from .settings import base_jql
 from .statuses import DONE_STATUSES
 
@@ -97,4 +97,18 @@ def latest_full_run_started(hub: Hub, jql: str) -> str | None:
         .where((SyncRun.kind == 'jql') & (SyncRun.query == jql)).scalar(hub.db)
 
 
-__all__ = ['open_run', 'restart_run', 'close_run', 'latest_full_run_started']
+def mirror_as_of(hub: Hub) -> str | None:
+    """How fresh the mirror is: ``finished_at`` of the newest refresh that ended ``done`` (or
+    ``confirmed_by_state``), ``None`` when none has.
+
+    A failed or cancelled refresh says nothing about what the mirror holds, and a run still open
+    has not finished writing: neither counts. Issues carry their own ``fetched_at`` besides.
+    """
+    with hub.read():
+        return (SyncRun.select(fn.MAX(SyncRun.finished_at))
+                .join(Command, on=(SyncRun.command_id == Command.id))
+                .where(Command.status.in_(DONE_STATUSES) & SyncRun.finished_at.is_null(False))
+                .scalar(hub.db))
+
+
+__all__ = ['open_run', 'restart_run', 'close_run', 'latest_full_run_started', 'mirror_as_of']

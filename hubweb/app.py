@@ -7,9 +7,10 @@ import hublib
 from hublib.db import Hub
 
 from . import errors, ui
-from .auth import BodyLimit, RequestLog, ThreadConnection, TokenAuth
+from .auth import TokenAuth
+from .media import json_handler
+from .middleware import BodyLimit, RequestLog, ThreadConnection
 from .openapi import OpenApiResource
-from .schemas import json_handler
 
 from .resources import attachments, health, mirror, notes, projects, queue, reports, settings
 

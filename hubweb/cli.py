@@ -16,6 +16,7 @@ from typing import Iterator
 from peewee import DatabaseError
 
 from hublib import HubError, __version__, open_hub, settings
+from hublib.errors import ValidationError
 from hublib.db import Hub, default_data_dir
 from hublib.models import SCHEMA_VERSION
 from hublib.settings import TOKEN_ROLES
@@ -96,6 +97,25 @@ def _int_in(low: int, high: int):
     return parse
 
 
+def _tool_names(text: str) -> list[str]:
+    from .mcp_server import TOOL_NAMES  # the MCP SDK loads only for ``mcp``
+    names = [name.strip() for name in text.split(',') if name.strip()]
+    unknown = [name for name in names if name not in TOOL_NAMES]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f'неизвестный инструмент: {", ".join(unknown)}; есть: {", ".join(TOOL_NAMES)}'
+            if unknown else 'ожидается список инструментов через запятую')
+    return names
+
+
+def _origin(text: str) -> str:
+    from .mcp_server.http import origin_of
+    try:
+        return origin_of(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = RussianArgumentParser(prog='sdlc-hub',
                                    description='sdlc-hub: зеркало Jira и очередь команд агента')
@@ -141,6 +161,13 @@ def _parser() -> argparse.ArgumentParser:
     mcp.add_argument('--host', default='127.0.0.1', help='адрес для --http')
     mcp.add_argument('--port', type=_int_in(0, 65535), default=8641,
                      help='порт для --http (0 — любой свободный; адрес печатается первой строкой)')
+    mcp.add_argument('--read-only', action='store_true',
+                     help='только инструменты чтения: ничего не пишет ни в заметки, ни в очередь')
+    mcp.add_argument('--tools', type=_tool_names, default=None, metavar='a,b,…',
+                     help='только эти инструменты (через запятую)')
+    mcp.add_argument('--allow-origin', type=_origin, action='append', default=[], metavar='URL',
+                     help='для --http: ещё один разрешённый источник (Origin) и его адрес (Host), '
+                          'например https://hub.example.com; можно несколько раз')
     command('backup', 'сделать резервную копию базы в backups/')
     cleanup = command('cleanup', 'убрать из files/ файлы, на которые нет ссылок')
     cleanup.add_argument('--dry-run', action='store_true', help='только показать, ничего не удалять')
@@ -212,7 +239,12 @@ def _serve(args) -> None:
 
 def _mcp(args) -> None:
     # stdio: stdout carries the protocol only; every log line goes to stderr (main's basicConfig).
-    from .mcp_server import serve_http, serve_stdio
+    from .mcp_server import chosen_tools, serve_http, serve_stdio
+    try:
+        tools = chosen_tools(read_only=args.read_only, names=args.tools)
+    except ValidationError as error:  # --tools names a writing tool beside --read-only
+        print(f'sdlc-hub mcp: ошибка: {"; ".join(error.fields["tools"])}', file=sys.stderr)
+        raise SystemExit(2) from None
     # An existing hub only (a mistyped path must not become a new hub); an interface: the
     # mirror guard is on.
     with _hub(args, create=False, guard_mirror=True) as hub:
@@ -220,12 +252,12 @@ def _mcp(args) -> None:
             # The hub's own lines (not the SDK's per-request ones) at INFO, as for ``serve``.
             logging.getLogger('hubweb').setLevel(logging.INFO)
             try:
-                serve_http(hub, host=args.host, port=args.port,
-                           announce=lambda line: print(line, flush=True))
+                serve_http(hub, host=args.host, port=args.port, allow_origins=args.allow_origin,
+                           tools=tools, announce=lambda line: print(line, flush=True))
             finally:
                 log.info('stopped')
         else:
-            serve_stdio(hub)
+            serve_stdio(hub, tools=tools)
 
 
 def _backup(args) -> None:

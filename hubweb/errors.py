@@ -1,7 +1,8 @@
-"""The one table that maps hub errors to HTTP, and the JSON error body of contract §13.
+"""The one table that maps hub errors to HTTP, and the handlers that answer with the error body
+of contract §13 (``schemas.errors``, shared with the MCP server).
 
-Body: ``{"title": ..., "description": ..., "fields": {...}?}``. Anything unexpected is a 500 with
-a generic message; its traceback goes to the log, never to the client (no SQL, no paths).
+Anything unexpected is a 500 with a generic message; its traceback goes to the log, never to the
+client (no SQL, no paths).
 """
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import falcon
 
 from hublib.errors import (BusyError, ConflictError, HubError, NotFoundError,
                            PayloadTooLargeError, SchemaError, StorageFullError, ValidationError)
+
+from .schemas.errors import INTERNAL, error_body
 
 log = logging.getLogger('hubweb')
 
@@ -43,8 +46,6 @@ HTTP_TEXTS = {
 }
 MALFORMED_JSON = ('Неверный запрос', 'тело запроса — не JSON в кодировке UTF-8')
 EMPTY_JSON = ('Неверный запрос', 'тело запроса пустое, ожидается JSON')
-INTERNAL = {'title': 'Внутренняя ошибка',
-            'description': 'Внутренняя ошибка хаба; подробности в журнале сервера.'}
 _CYRILLIC = re.compile('[а-яА-ЯёЁ]')
 
 
@@ -69,14 +70,6 @@ def http_error_body(error: falcon.HTTPError) -> dict:
         description = (error.description if error.description
                        and _CYRILLIC.search(error.description) else default_description)
     return {'title': title, 'description': description}
-
-
-def error_body(error: HubError) -> dict:
-    """``{"title", "description", "fields"?}`` of a hub error: HTTP body and MCP error text."""
-    body = {'title': error.title, 'description': error.message}
-    if isinstance(error, ValidationError):
-        body['fields'] = error.fields
-    return body
 
 
 def _hub_error(req, resp, error: HubError, params) -> None:

@@ -18,7 +18,7 @@ from hublib import idempotency, modules, settings
 from hublib.db import Hub
 
 from .auth import required_role
-from .schemas import ErrorSchema
+from .schemas.errors import ErrorSchema
 
 ERROR_STATUSES = {'400': 'Тело запроса — не JSON', '401': 'Нет или неверный токен',
                   '403': 'Токен другой роли', '404': 'Не найдено', '409': 'Конфликт состояния',

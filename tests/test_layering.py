@@ -261,3 +261,33 @@ MODULE_ALIASES = {'db', 'models', 'settings', 'projects', 'mirror', 'history', '
                   'backups', 'validation', 'paging', 'timeutil', 'fieldmap', 'modules', 'jira',
                   'startup', 'config', 'errors', 'schemas', 'openapi', 'auth', 'serve', 'app',
                   'statuses', 'jsontext', 'fields', 'validators'}
+
+
+def test_the_mcp_process_imports_no_falcon(tmp_path):
+    """``sdlc-hub mcp`` (stdio, until its client closes stdin), every module of the MCP server and
+    every response schema load no Falcon adapter code: what both adapters share lives in
+    framework-free modules (STYLE 18)."""
+    data = tmp_path / 'hub-data'
+    code = (
+        'import importlib, pkgutil, sys\n'
+        'from hublib import open_hub\n'
+        f'open_hub({str(data)!r}).close()\n'
+        'from hubweb.cli import main\n'
+        f'status = main(["mcp", "--data", {str(data)!r}])\n'
+        'import hubweb.mcp_server as package, hubweb.schemas as schemas\n'
+        'names = [m.name for p in (package, schemas)\n'
+        '         for m in pkgutil.walk_packages(p.__path__, p.__name__ + ".")]\n'
+        'for name in names:\n'
+        '    importlib.import_module(name)\n'
+        'web = sorted({m.split(".")[0] for m in sys.modules} & {"falcon", "waitress", "apispec"})\n'
+        'falcon_modules = sorted(m for m in sys.modules if m.startswith("hubweb.") and\n'
+        '                        m.split(".")[1] in {"app", "auth", "errors", "media", "middleware",\n'
+        '                                            "openapi", "resources", "serve"})\n'
+        'print(status, len(names), ",".join(web + falcon_modules), file=sys.stderr)\n')
+    result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, cwd=ROOT,
+                            timeout=120, stdin=subprocess.DEVNULL)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ''  # stdio: nothing but protocol messages (there were none)
+    status, count, loaded = (result.stderr.strip().splitlines()[-1] + ' ').split(' ', 2)
+    assert status == '0' and int(count) >= 3
+    assert loaded.strip() == ''

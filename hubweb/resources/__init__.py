@@ -15,7 +15,7 @@ from marshmallow import Schema
 from hublib import idempotency
 from hublib.db import Hub
 
-from ..schemas import load_query, path_int
+from ..media import load_query, path_int
 
 REPLAYED_HEADER = 'Idempotent-Replayed'
 

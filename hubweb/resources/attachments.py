@@ -10,7 +10,7 @@ from hublib.validation import SHA256_PATTERN
 from hublib.db import Hub
 
 from ..openapi import operation
-from ..schemas import optional_object_body
+from ..media import optional_object_body
 from ..schemas.attachments import AttachmentSchema, FetchAnswerSchema, StoredFileSchema
 from . import Resource, idempotency_key, respond_with
 

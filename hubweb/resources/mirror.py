@@ -12,7 +12,7 @@ from hublib import history, mirror, reads
 from hublib.db import Hub
 
 from ..openapi import operation
-from ..schemas import load_query, object_body
+from ..media import load_query, object_body
 from ..schemas import mirror as schemas
 from . import Call, Resource
 

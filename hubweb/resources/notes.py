@@ -9,7 +9,7 @@ from hublib.db import Hub
 from hublib.validation import LOOKUP_KEY_PATTERN
 
 from ..openapi import operation
-from ..schemas import media
+from ..media import media
 from ..schemas.notes import NoteSchema
 from . import idempotency_key, respond_with
 

@@ -7,7 +7,7 @@ from hublib import projects
 from hublib.db import Hub
 
 from ..openapi import operation
-from ..schemas import object_body
+from ..media import object_body
 from ..schemas.projects import ProjectListSchema, ProjectSchema
 from . import Call, Resource
 

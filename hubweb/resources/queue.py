@@ -14,7 +14,7 @@ from hublib.db import Hub
 from hublib.validation import load
 
 from ..openapi import operation
-from ..schemas import load_query, object_body, optional_object_body, path_int
+from ..media import load_query, object_body, optional_object_body, path_int
 from ..schemas import queue as schemas
 from . import Call, Resource, idempotency_key, respond_with
 

@@ -7,7 +7,7 @@ from hublib import settings
 from hublib.db import Hub
 
 from ..openapi import operation
-from ..schemas import media
+from ..media import media
 from ..schemas.settings import AgentSettingsSchema, SettingsSchema
 from . import Call, Resource
 

@@ -350,6 +350,26 @@ def test_attachment_content(hub):
         files.attachment_content(hub, '31337')
 
 
+def test_attachment_bytes_gives_the_head_of_a_ready_file_and_the_state_otherwise(hub):
+    add_attachment(hub, size=999)
+    command_id = add_command(hub, '31337', 'queued')
+    pending = files.attachment_bytes(hub, '31337', limit=3)
+    assert (pending['state'], pending['content'], pending['size']) == ('fetching', None, 999)
+    assert pending['command_id'] and pending['filename'] == 'Отчёт за ноябрь.pdf'
+    with hub.write():
+        hub.db.execute_sql("UPDATE command SET status = 'done' WHERE id = ?", (command_id,))
+    name = put_file(hub, b'%PDF-1.7 body')
+    files.record_download(hub, '31337', name, 5)
+    ready = files.attachment_bytes(hub, '31337', limit=4)
+    assert (ready['state'], ready['content'], ready['size'], ready['mime_type']) == \
+        ('ready', b'%PDF', 13, 'application/pdf')
+    (hub.files_dir / name).unlink()  # a cleanup raced the read
+    gone = files.attachment_bytes(hub, '31337', limit=4)
+    assert (gone['state'], gone['content']) == ('none', None)
+    with pytest.raises(NotFoundError):
+        files.attachment_bytes(hub, '404', limit=4)
+
+
 # --- store ----------------------------------------------------------------------------------------
 
 def listing(hub):

@@ -133,3 +133,26 @@ def test_latest_full_run_started(aurora, clock):
     other = command(aurora, {'jql': 'project = AURORA'})
     syncjournal.open_run(aurora, other, {'jql': 'project = AURORA'})
     assert syncjournal.latest_full_run_started(aurora, BASE_JQL) == '2026-11-30T10:00:00+00:00'
+
+
+def finish(hub, clock, params: dict, status: str) -> int:
+    """A refresh that ran and ended with ``status`` (the queue's report sets the command's)."""
+    command_id = command(hub, params)
+    syncjournal.open_run(hub, command_id, params)
+    clock.advance(minutes=1)
+    with hub.write():
+        syncjournal.close_run(hub, command_id, status=status, params=params, result={},
+                              jira_calls=1, rate_limited=0)
+        hub.db.execute_sql('UPDATE command SET status = ? WHERE id = ?', (status, command_id))
+    return command_id
+
+
+def test_mirror_as_of_is_the_end_of_the_newest_successful_refresh(aurora, clock):
+    assert syncjournal.mirror_as_of(aurora) is None
+    finish(aurora, clock, {'jql': BASE_JQL}, 'done')
+    assert syncjournal.mirror_as_of(aurora) == '2026-11-30T10:01:00+00:00'
+    finish(aurora, clock, {'keys': ['AURORA-1']}, 'failed')  # says nothing about the mirror
+    syncjournal.open_run(aurora, command(aurora, {'jql': BASE_JQL}), {'jql': BASE_JQL})  # running
+    assert syncjournal.mirror_as_of(aurora) == '2026-11-30T10:01:00+00:00'
+    finish(aurora, clock, {'keys': ['AURORA-1']}, 'confirmed_by_state')
+    assert syncjournal.mirror_as_of(aurora) == '2026-11-30T10:03:00+00:00'

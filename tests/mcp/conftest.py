@@ -51,8 +51,13 @@ BOARDS = [{'board_id': 4216, 'type': 'scrum', 'kanban_backlog': None,
            'columns': [{'name': 'К выполнению', 'statuses': ['Открыта']},
                        {'name': 'В работе', 'statuses': ['В работе']},
                        {'name': 'Готово', 'statuses': ['Готово']}],
-           'sprints': [{'id': 101, 'name': 'Спринт 1', 'state': 'closed'},
-                       {'id': 102, 'name': 'Спринт 2', 'state': 'active'}]}]
+           'sprints': [{'id': 101, 'name': 'Спринт 1', 'state': 'closed',
+                        'start_date': '2026-10-01T09:00:00.000+0300',
+                        'end_date': '2026-10-14T18:00:00.000+0300',
+                        'complete_date': '2026-10-14T18:00:00.000+0300'},
+                       {'id': 102, 'name': 'Спринт 2', 'state': 'active',
+                        'start_date': '2026-10-15T09:00:00.000+0300',
+                        'end_date': '2026-10-28T18:00:00.000+0300'}]}]
 
 
 def fill_hub(hub, claimed_refresh) -> dict:
@@ -79,7 +84,13 @@ def fill_hub(hub, claimed_refresh) -> dict:
     hub.db.execute_sql("UPDATE command SET status = 'done', finished_at = ?, result = ? "
                        'WHERE id = ?', (hub.now(), json.dumps({'ok': True}),
                                         batch['commands'][0]['id']))
-    return {'refresh': command, 'batch': batch['id']}
+    failed = queue.create_batch(hub, title='Переход', author='petrov', project='AWPCA',
+                                commands=[{'type': 'transition',
+                                           'params': {'key': 'AURORA-2', 'status': 'Готово'}}])
+    hub.db.execute_sql("UPDATE command SET status = 'failed', finished_at = ?, error = ? "
+                       'WHERE id = ?', (hub.now(), 'переход недоступен',
+                                        failed['commands'][0]['id']))
+    return {'refresh': command, 'batch': batch['id'], 'failed_batch': failed['id']}
 
 
 @pytest.fixture

@@ -11,7 +11,9 @@ import sys
 import threading
 import urllib.error
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from mcp import Client
@@ -19,6 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from hublib import open_hub, settings
+from hubweb.mcp_server import TOOL_NAMES
 
 from .conftest import fill_hub
 
@@ -29,27 +32,35 @@ INITIALIZE = {'jsonrpc': '2.0', 'id': 1, 'method': 'initialize', 'params': {
     'clientInfo': {'name': 'pytest', 'version': '1'}}}
 
 
-@pytest.fixture
-def mcp_http(data_dir, clock, claimed_refresh):
+@contextmanager
+def start_mcp_http(data_dir, clock, claimed_refresh, *flags: str) -> Iterator[dict]:
+    """A filled hub served by a real ``sdlc-hub mcp --http --port 0 <flags>``."""
     writer = open_hub(data_dir, clock=clock)
     fill_hub(writer, claimed_refresh)
     tokens = settings.tokens(writer)
     writer.close()
     process = subprocess.Popen(
         [sys.executable, '-m', 'hubweb.cli', 'mcp', '--data', str(data_dir), '--http',
-         '--port', '0'], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+         '--port', '0', *flags], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         encoding='utf-8')
     lines: queues.Queue[str] = queues.Queue()
     threading.Thread(target=lambda: [lines.put(line) for line in process.stdout],
                      daemon=True).start()
     try:
         first = lines.get(timeout=TIMEOUT)
-        assert first.startswith('sdlc-hub mcp listening on http://127.0.0.1:'), first
+        assert first.startswith('sdlc-hub mcp listening on http://'), first
         yield {'url': first.split()[-1], 'tokens': tokens, 'process': process}
     finally:
         if process.poll() is None:
             process.kill()
         process.wait(timeout=TIMEOUT)
+
+
+@pytest.fixture
+def mcp_http(data_dir, clock, claimed_refresh):
+    with start_mcp_http(data_dir, clock, claimed_refresh) as server:
+        assert server['url'].startswith('http://127.0.0.1:')
+        yield server
 
 
 def post(url: str, headers: dict | None = None) -> tuple[int, dict, dict]:
@@ -92,7 +103,7 @@ async def test_http_session_with_the_client_token(mcp_http):
     async with create_mcp_http_client(headers=bearer(token)) as http:
         async with Client(streamable_http_client(mcp_http['url'], http_client=http)) as client:
             tools = (await client.list_tools()).tools
-            assert len(tools) == 15
+            assert [tool.name for tool in tools] == list(TOOL_NAMES)
             card = await client.call_tool('get_issue', {'key': 'AURORA-1', 'comment_limit': 1})
             assert not card.is_error
             assert card.structured_content['note']['work_kind'] == 'Аналитика'

@@ -1,4 +1,4 @@
-"""The fifteen tools of contract §14 through the SDK's in-process client: names, arguments,
+"""The tools of contract §14 and §14a through the SDK's in-process client: names, arguments,
 defaults, limits, annotations, output schemas, results (the same as the HTTP API's for the same
 call) and failures (``isError`` with the API's own error body)."""
 from __future__ import annotations
@@ -12,6 +12,7 @@ from falcon import testing
 
 from hublib import queue, reads, settings
 from hubweb import create_app
+from hubweb.mcp_server import ALL_TOOLS
 
 from .conftest import COMMENTS, LONG_DESCRIPTION, body
 
@@ -20,8 +21,8 @@ pytestmark = pytest.mark.anyio
 # tool → (arguments, required arguments), as contract §14 names them; sync_runs also pages
 # (a cursor wherever a list can be long).
 ARGUMENTS = {
-    'search_issues': ({'project', 'status', 'assignee', 'neighbor', 'text', 'updated_since',
-                       'limit', 'cursor'}, set()),
+    'search_issues': ({'jql', 'tz', 'project', 'status', 'assignee', 'neighbor', 'text',
+                       'updated_since', 'limit', 'cursor'}, set()),
     'get_issue': ({'key', 'max_chars', 'comment_limit'}, {'key'}),
     'issue_changes': ({'key', 'field', 'since', 'limit', 'cursor'}, {'key'}),
     'list_projects': (set(), set()),
@@ -32,20 +33,30 @@ ARGUMENTS = {
     'list_batches': ({'status', 'project', 'limit', 'cursor'}, set()),
     'get_batch': ({'batch_id'}, {'batch_id'}),
     'get_settings': (set(), set()),
-    'put_note': ({'key', 'updated_by', 'work_kind', 'done_text', 'rest_text', 'owner_note'},
-                 {'key', 'updated_by'}),
-    'queue_batch': ({'title', 'author', 'commands', 'project', 'dry_run'},
+    'sprint_report': ({'label', 'sprint_id', 'tz'}, {'label', 'sprint_id'}),
+    'project_flow': ({'label', 'since', 'until', 'tz'}, {'label'}),
+    'cycle_time': ({'label', 'since', 'until', 'tz'}, {'label'}),
+    'velocity': ({'label', 'sprints'}, {'label'}),
+    'put_note': ({'key', 'updated_by', 'work_kind', 'done_text', 'rest_text', 'owner_note',
+                  'idempotency_key'}, {'key', 'updated_by'}),
+    'queue_batch': ({'title', 'author', 'commands', 'project', 'dry_run', 'idempotency_key'},
                     {'title', 'author', 'commands'}),
-    'cancel_batch': ({'batch_id'}, {'batch_id'}),
-    'fetch_attachment': ({'attachment_id'}, {'attachment_id'}),
+    'cancel_batch': ({'batch_id', 'idempotency_key'}, {'batch_id'}),
+    'retry_batch': ({'batch_id', 'author', 'idempotency_key'}, {'batch_id', 'author'}),
+    'next_temp_key': (set(), set()),
+    'fetch_attachment': ({'attachment_id', 'idempotency_key'}, {'attachment_id'}),
+    'read_attachment': ({'attachment_id', 'max_chars'}, {'attachment_id'}),
 }
 DEFAULTS = {('search_issues', 'limit'): 20, ('get_issue', 'max_chars'): 20000,
             ('get_issue', 'comment_limit'): 20, ('issue_changes', 'limit'): 50,
             ('sync_runs', 'limit'): 10, ('list_batches', 'limit'): 20,
-            ('queue_batch', 'dry_run'): False}
-MAXIMA = {('search_issues', 'limit'): 100, ('issue_changes', 'limit'): 500}
-QUEUE_TOOLS = {'queue_batch', 'cancel_batch', 'fetch_attachment'}
+            ('queue_batch', 'dry_run'): False, ('read_attachment', 'max_chars'): 20000,
+            ('velocity', 'sprints'): 6}
+MAXIMA = {('search_issues', 'limit'): 100, ('issue_changes', 'limit'): 500,
+          ('velocity', 'sprints'): 50}
+QUEUE_TOOLS = {'queue_batch', 'cancel_batch', 'retry_batch', 'fetch_attachment'}
 COMMENT_BATCH = 2  # the batch fill_hub queues after the refresh's own batch #1
+FAILED_BATCH = 3  # and one whose command failed
 NEW_BATCH = {'title': 'Комментарий от ассистента', 'author': 'ivanov', 'project': 'AWPCA',
              'commands': [{'type': 'add_comment', 'params': {'key': 'AURORA-2', 'body': 'текст'}},
                           {'type': 'refresh', 'params': {'keys': ['AURORA-2']}, 'depends_on': 1}]}
@@ -54,6 +65,8 @@ NEW_BATCH = {'title': 'Комментарий от ассистента', 'autho
 EVERY_TOOL = [
     ('search_issues', {}),
     ('search_issues', {'project': 'AWPCA', 'neighbor': True, 'limit': 5}),
+    ('search_issues', {'jql': 'status = "В работе" ORDER BY key DESC', 'tz': 'Europe/Moscow'}),
+    ('next_temp_key', {}),
     ('get_issue', {'key': 'AURORA-1'}),
     ('issue_changes', {'key': 'AURORA-1', 'field': 'status'}),
     ('list_projects', {}),
@@ -64,13 +77,20 @@ EVERY_TOOL = [
     ('list_batches', {'status': 'done'}),
     ('get_batch', {'batch_id': COMMENT_BATCH}),
     ('get_settings', {}),
+    ('sprint_report', {'label': 'AWPCA', 'sprint_id': 101}),
+    ('project_flow', {'label': 'AWPCA', 'tz': 'Europe/Moscow'}),
+    ('cycle_time', {'label': 'AWPCA'}),
+    ('velocity', {'label': 'AWPCA'}),
     ('put_note', {'key': 'AURORA-2', 'updated_by': 'ivanov', 'owner_note': 'спросить ИБ'}),
     ('queue_batch', {**NEW_BATCH, 'dry_run': True}),
     ('queue_batch', NEW_BATCH),
-    ('cancel_batch', {'batch_id': COMMENT_BATCH + 1}),  # queued just above (a finished one: 409)
+    ('cancel_batch', {'batch_id': FAILED_BATCH + 1}),  # queued just above (a finished one: 409)
     ('fetch_attachment', {'attachment_id': '2'}),
     ('fetch_attachment', {'attachment_id': '3'}),
+    ('retry_batch', {'batch_id': FAILED_BATCH, 'author': 'ivanov'}),
 ]
+# read_attachment answers with content blocks (an image, or text), not a JSON object:
+# tests/mcp/test_read_attachment.py.
 
 
 class HttpTwin:
@@ -94,7 +114,7 @@ def http(filled):
     return HttpTwin(filled)
 
 
-async def test_fifteen_tools_with_the_contract_arguments_and_defaults(client):
+async def test_every_tool_with_the_contract_arguments_and_defaults(client):
     tools = {tool.name: tool for tool in (await client.list_tools()).tools}
     assert set(tools) == set(ARGUMENTS)
     for name, (arguments, required) in ARGUMENTS.items():
@@ -168,8 +188,10 @@ async def test_get_issue_is_the_http_card_when_nothing_is_cut(client, http):
     result = await client.call_tool('get_issue', {'key': 'AURORA-1', 'max_chars': 1_000_000,
                                                   'comment_limit': 1000})
     card = result.structured_content
-    assert {key: card.pop(key) for key in ('truncated', 'truncated_fields', 'comments_total')} == \
-        {'truncated': False, 'truncated_fields': [], 'comments_total': 25}
+    assert {key: card.pop(key) for key in ('truncated', 'truncated_fields', 'comments_total',
+                                           'as_of')} == \
+        {'truncated': False, 'truncated_fields': [], 'comments_total': 25,
+         'as_of': '2026-11-30T10:00:00+00:00'}
     assert card == http('/issues/AURORA-1')[1]
     assert card['note']['work_kind'] == 'Аналитика'
 
@@ -202,11 +224,13 @@ async def test_search_items_are_compact(client):
     result = await client.call_tool('search_issues', {'limit': 100})
     items = {item['key']: item for item in result.structured_content['items']}
     assert list(items['AURORA-1']) == ['key', 'issue_type', 'summary', 'status', 'assignee',
-                                       'priority', 'labels', 'updated', 'neighbor', 'has_note']
+                                       'priority', 'labels', 'updated', 'neighbor', 'has_note',
+                                       'fetched_at']
     assert items['AURORA-1'] == {
         'key': 'AURORA-1', 'issue_type': 'Задача', 'summary': 'Задача 1', 'status': 'В работе',
         'assignee': 'ivanov', 'priority': 'Средний', 'labels': ['AWPCA'],
-        'updated': '2026-10-01T09:00:00.000+0300', 'neighbor': False, 'has_note': True}
+        'updated': '2026-10-01T09:00:00.000+0300', 'neighbor': False, 'has_note': True,
+        'fetched_at': '2026-11-30T10:00:00+00:00'}
     assert items['AURORA-2']['has_note'] is False
     assert items['AURORA-20']['neighbor'] is True
     assert len(items) == 13 and result.structured_content['next_cursor'] is None
@@ -256,6 +280,49 @@ async def test_search_issues_full_text_passes_through_to_get_issues(client, http
     assert [item['key'] for item in result.structured_content['items']] == \
         [item['key'] for item in expected['items']] == ['AURORA-9']
     assert all('snippet' in item for item in result.structured_content['items'])
+
+
+JQL_SEARCHES = [
+    {'jql': 'status = "В работе" ORDER BY key DESC'},
+    {'jql': 'assignee IN (petrov) AND labels = AWPCA', 'project': 'AWPCA'},
+    {'jql': 'updated >= "2026-10-05" ORDER BY updated DESC', 'tz': 'Europe/Moscow'},
+    {'jql': 'note IS EMPTY AND issuetype != Эпик', 'neighbor': False},
+]
+
+
+@pytest.mark.parametrize('filters', JQL_SEARCHES)
+async def test_search_issues_with_jql_has_the_keys_and_order_of_get_issues(client, http, filters):
+    cursor = None
+    while True:
+        query = {name: str(value).lower() if isinstance(value, bool) else str(value)
+                 for name, value in filters.items()}
+        status, expected = http('/issues', **query, limit='4',
+                                **({'cursor': cursor} if cursor else {}))
+        assert status == 200, expected
+        page = (await client.call_tool('search_issues', {**filters, 'limit': 4,
+                                                          'cursor': cursor})).structured_content
+        assert [item['key'] for item in page['items']] == \
+            [item['key'] for item in expected['items']]
+        assert page['next_cursor'] == expected['next_cursor']
+        cursor = page['next_cursor']
+        if cursor is None:
+            break
+
+
+async def test_search_issues_refuses_jql_outside_the_subset_naming_the_position(client, http):
+    result = await client.call_tool('search_issues', {'jql': 'assignee = currentUser()'})
+    assert result.is_error is True
+    assert body(result) == http('/issues', jql='assignee = currentUser()')[1]
+    assert 'позиция 12' in body(result)['fields']['jql'][0]
+
+
+async def test_search_issues_description_lists_the_jql_fields_and_refusals(client):
+    from hublib import jql
+    tool = next(tool for tool in (await client.list_tools()).tools
+                if tool.name == 'search_issues')
+    assert jql.SUPPORTED in tool.description
+    for word in ('hubProject', 'statusCategory', 'currentUser()', 'ORDER BY'):
+        assert word in tool.description
 
 
 async def test_put_note_is_the_http_note_and_changes_only_given_fields(client, http):
@@ -392,6 +459,17 @@ async def test_not_found_text_is_the_hubs_own(client):
     ('search_issues', {'limit': 'много'}, {'limit': ['ожидается целое число']}),
     ('search_issues', {'neighbor': 'может быть'}, {'neighbor': ['ожидается true или false']}),
     ('get_batch', {'batch_id': [1]}, {'batch_id': ['ожидается целое число']}),
+    # true is not batch 1, "2" is not 2, an id SQLite cannot hold is no crash
+    ('get_batch', {'batch_id': True}, {'batch_id': ['ожидается целое число']}),
+    ('get_batch', {'batch_id': '2'}, {'batch_id': ['ожидается целое число']}),
+    ('get_batch', {'batch_id': 2**63}, {'batch_id': ['должно быть не больше 9223372036854775807']}),
+    ('cancel_batch', {'batch_id': 10**30},
+     {'batch_id': ['должно быть не больше 9223372036854775807']}),
+    ('get_batch', {'batch_id': 0}, {'batch_id': ['должно быть не меньше 1']}),
+    ('search_issues', {'limit': True}, {'limit': ['ожидается целое число']}),
+    ('search_issues', {'neighbor': 1}, {'neighbor': ['ожидается true или false']}),
+    ('fetch_attachment', {'attachment_id': True},
+     {'attachment_id': ['ожидается строка', 'ожидается целое число']}),
     ('put_note', {'key': 'AURORA-1', 'updated_by': 5}, {'updated_by': ['ожидается строка']}),
     ('fetch_attachment', {'attachment_id': ['2']},
      {'attachment_id': ['ожидается строка', 'ожидается целое число']}),
@@ -423,3 +501,27 @@ async def test_a_bug_is_a_generic_error_and_leaks_nothing(client, monkeypatch, c
                             'description': 'Внутренняя ошибка хаба; подробности в журнале сервера.'}
     assert 'secret' not in json.dumps(body(result))
     assert 'SELECT secret' in caplog.text  # the traceback is in the server's log
+
+
+TOOL_LIST_BUDGET = 40_000  # bytes of compact UTF-8 JSON (contract §14a: ≤ 40 KB)
+
+
+async def test_the_whole_tool_list_stays_within_the_byte_budget(client):
+    listed = await client.list_tools()
+    assert {tool.name for tool in listed.tools} == {spec.name for spec in ALL_TOOLS}  # every tool
+    wire = json.dumps(listed.model_dump(mode='json', by_alias=True, exclude_none=True),
+                      ensure_ascii=False, separators=(',', ':')).encode()
+    assert len(wire) <= TOOL_LIST_BUDGET, len(wire)
+    # where the bytes went before: descriptions and titles repeated in every output schema
+    for tool in listed.tools:
+        for node in schema_nodes(tool.output_schema or {}):
+            assert not {'description', 'title'} & set(node), (tool.name, node)
+
+
+def schema_nodes(schema: dict):
+    """Every (sub)schema of a JSON Schema, through properties and items."""
+    yield schema
+    for child in schema.get('properties', {}).values():
+        yield from schema_nodes(child)
+    if isinstance(schema.get('items'), dict):
+        yield from schema_nodes(schema['items'])

@@ -7,7 +7,7 @@ import pytest
 from falcon import testing
 
 from hubweb import create_app
-from hubweb.auth import JSON_BODY_LIMIT
+from hubweb.middleware import JSON_BODY_LIMIT
 
 
 def assert_error_shape(response, status: int) -> dict:

@@ -1,5 +1,5 @@
-"""The request JSON parser (hubweb.schemas.loads): orjson first, the standard parser for the rest;
-and the response writer (hubweb.schemas.dumps).
+"""The request JSON parser (hubweb.media.loads): orjson first, the standard parser for the rest;
+and the response writer (hubweb.media.dumps).
 
 Both must give every body the same answer: the same value, or the same kind of error. The two
 parsers differ on integers beyond 64 bits (orjson reads a float), NaN/Infinity, 1e400, lone
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from hublib.errors import ValidationError
-from hubweb.schemas import MAX_DEPTH, _standard_loads, dumps, loads
+from hubweb.media import MAX_DEPTH, _standard_loads, dumps, loads
 
 
 def outcome(parse, data):
