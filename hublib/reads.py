@@ -132,8 +132,8 @@ def issue_out(row: dict) -> dict:
     """A selected issue row (``_ISSUE_SELECT``) as the API shows it: labels a list, note nested.
 
     A slice page is 500 of these: the dicts are zipped from ``itemgetter`` tuples and the labels'
-    JSON is parsed once per distinct text (a page repeats a few label sets), 8.8 -> 2.5 ms a page
-    of 500 (CPU time, the scale bench's 200,000 issues)."""
+    JSON is parsed once per distinct text (a page repeats a few label sets): a slice page of 500
+    at 200,000 issues, 6.8 -> 5.2 ms CPU (median; the rest is allocating 500 dicts of 22 keys)."""
     item = dict(zip(ISSUE_COLUMNS, _ISSUE_VALUES(row)))
     item['labels'] = _labels(item['labels'])
     item['neighbor'] = bool(item['neighbor'])
