@@ -62,6 +62,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Callable
 from urllib.parse import quote
@@ -207,14 +208,23 @@ def measure_backup(data_dir: Path) -> tuple[float, Path]:
         hub.close()
 
 
+def tomorrows_name(backup: Path) -> Path:
+    """The same backup under the name of the next UTC day's first second: a run that crosses
+    midnight would otherwise see its server copy the whole file (minutes at 1,000,000) while it
+    measures."""
+    day = datetime.strptime(backup.name[:8], '%Y%m%d') + timedelta(days=1)
+    return backup.with_name(day.strftime('%Y%m%d-000000') + backup.suffix)
+
+
 def copy_hub(source: Path, target: Path, todays_backup: Path) -> None:
     """A copy of a closed hub's directory (its file checkpointed: no WAL to carry), with the
-    day's backup linked in so that a server on the copy does not make one."""
+    day's backup linked in (as today's and tomorrow's) so that a server on the copy makes none."""
     target.mkdir(parents=True)
     for name in ('backups', 'files'):
         (target / name).mkdir(mode=0o700)
     shutil.copyfile(source / DB, target / DB)
-    os.link(todays_backup, target / 'backups' / todays_backup.name)
+    for name in (todays_backup.name, tomorrows_name(todays_backup).name):
+        os.link(todays_backup, target / 'backups' / name)
 
 
 def drop_derived(data_dir: Path) -> None:
@@ -924,6 +934,7 @@ def main(argv: list[str] | None = None) -> int:
         results['open'] = min(seconds, seconds_again)
         say('the daily backup ...')
         results['backup'], todays_backup = measure_backup(data_dir)
+        os.link(todays_backup, tomorrows_name(todays_backup))
         if 'reads' not in skip or 'load' not in skip:
             with ServerProcess(data_dir, threads=8) as server:
                 token = server.tokens()['client']
@@ -963,6 +974,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if todays_backup is not None:
             todays_backup.unlink(missing_ok=True)
+            tomorrows_name(todays_backup).unlink(missing_ok=True)
         shutil.rmtree(work, ignore_errors=True)
     lines = report(args, results, baseline) + details(results)
     print('\n'.join(lines))
