@@ -12,11 +12,11 @@ hublib never imports a web framework; ``hubweb`` is the HTTP adapter on top of i
 from __future__ import annotations
 
 from .db import Hub
-from .errors import (ConflictError, HubError, MigrationError, NotFoundError, SchemaError,
-                     ValidationError)
+from .errors import (BusyError, ConflictError, HubError, MigrationError, NotFoundError,
+                     SchemaError, ValidationError)
 from .models import SCHEMA_VERSION
 from .startup import open_hub
 
 __all__ = ['Hub', 'open_hub', 'SCHEMA_VERSION', 'HubError', 'ValidationError', 'NotFoundError',
-           'ConflictError', 'SchemaError', 'MigrationError']
+           'ConflictError', 'BusyError', 'SchemaError', 'MigrationError']
 __version__ = '0.1.0'

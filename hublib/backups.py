@@ -33,6 +33,7 @@ from pathlib import Path
 from . import settings
 from .db import Hub, copy_database, fsync_directory
 from .errors import StorageFullError, is_storage_full
+from .timeutil import FUTURE_TOLERANCE
 
 log = logging.getLogger('hublib.backups')
 
@@ -95,8 +96,16 @@ def _claim_name(temp: Path, directory: Path, stamp: str) -> Path:
 
 
 def rotate(hub: Hub) -> list[Path]:
-    """Delete all but the newest ``backup_keep`` regular backups; return the deleted paths."""
+    """Delete all but the newest ``backup_keep`` regular backups; return the deleted paths.
+
+    A backup stamped more than ``FUTURE_TOLERANCE`` ahead of the hub clock was made while the
+    clock was wrong: it counts as the oldest, so it is rotated away instead of being «the newest»
+    for years.
+    """
+    horizon = (hub.clock() + FUTURE_TOLERANCE).astimezone(timezone.utc).strftime('%Y%m%d-%H%M%S')
     backups = regular_backups(hub)
+    future = [path for path in backups if _REGULAR.fullmatch(path.name)['stamp'] > horizon]
+    backups = future + [path for path in backups if path not in future]
     doomed = backups[:-_keep(hub)]
     for path in doomed:
         path.unlink(missing_ok=True)

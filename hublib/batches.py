@@ -11,37 +11,35 @@ A batch is validated in three steps, each with its own answer:
    configured keys): a ValidationError (422) naming ``commands[<i>].params.<field>``;
 2. what one command says about another, which JSON Schema cannot: ``depends_on`` points to an
    earlier command, a temp key is created once and only used after the ``ensure_issue`` that
-   creates it: a ValidationError (422) naming the field;
-3. references to the hub's state (``fetch_attachment`` of an attachment not in the mirror):
-   NotFoundError (404) naming the field in its message — the batch is well formed.
+   creates it, and no other batch's unfinished ``ensure_issue`` owns that temp key (a temp key
+   names one future issue hub-wide, contract §9.4b): a ValidationError (422) naming the field;
+3. references to the hub's state (``fetch_attachment`` of an attachment not in the mirror): a
+   ValidationError (422) naming ``commands[<i>].params.<field>`` like every command error
+   (contract §9.1); only ``project``, which is not a command's, is a 404 when it names no project.
 """
 from __future__ import annotations
 
 import functools
 import json
 import math
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 import marshmallow
-from marshmallow import Schema, fields, validate
 from peewee import JOIN, Case, fn
 
-from . import modules
+from . import fields, jsontext, modules, validators
 from .db import Hub
-from .errors import NotFoundError, ValidationError
-from .models import Batch, BatchFollowup, Command, LateDone, SqlNames
-from .paging import decode_cursor, page
+from .errors import ConflictError, NotFoundError, ValidationError
+from .models import (Batch, BatchFollowup, BatchRetry, Command, IssueNote, LateDone, SqlNames,
+                     sql_list)
+from .paging import cursor_field, decode_cursor, page
 from .projects import require_project
 from .settings import pacing, stored_settings
 from .slices import natural_key
-from .validation import (Int, LenientInt, StrippedText, Text, is_issue_key, is_temp_key,
-                         load)
+from .statuses import ACTIVE, BATCH_STATUSES, DONE_STATUSES, STATUSES
+from .validation import (Bool, Int, LenientInt, Schema, StrippedText, Text, is_issue_key,
+                         is_temp_key, load)
 
-TERMINAL = ('done', 'failed', 'skipped', 'cancelled', 'confirmed_by_state')
-STATUSES = ('queued', 'claimed') + TERMINAL
-DONE_STATUSES = ('done', 'confirmed_by_state')
-NOT_DONE = ('failed', 'skipped', 'cancelled')
-BATCH_STATUSES = ('queued', 'running', 'cancelled', 'done')
 TITLE_MAX = 200
 AUTHOR_MAX = 200
 MAX_COMMANDS = 10000
@@ -53,32 +51,18 @@ HUB_AUTHOR = 'hub'
 FOLLOWUP_TITLE = 'Обновление после записи'
 
 BATCH_NOT_FOUND = 'пакета #{} нет'
+ALREADY_FINISHED = 'пакет уже завершён'
 COMMAND_NOT_FOUND = 'команды #{} нет'
 DEPENDS_ON_MESSAGE = 'ожидается номер (seq, с 1) более ранней команды этого пакета'
 
 
 # --- stored values -------------------------------------------------------------------------------
 
-def dump(value: Any) -> str | None:
-    """JSON text of a params/result value as the queue stores it."""
-    return None if value is None else json.dumps(value, ensure_ascii=False)
-
-
-def decoded(text: str | None) -> Any:
-    """A stored params/result value; a legacy row that is not JSON reads as its text."""
-    if text is None:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:  # written by hand: show it rather than fail the whole read
-        return text
-
-
 def command_dict(row: Mapping[str, Any]) -> dict:
     """A ``command`` row (column → value) as the API shows it: params and result decoded."""
     item = dict(row)
-    item['params'] = decoded(item['params']) or {}
-    item['result'] = decoded(item['result'])
+    item['params'] = jsontext.load(item['params']) or {}
+    item['result'] = jsontext.load(item['result'])
     return item
 
 
@@ -121,7 +105,7 @@ def _command_class(name: str, params: type[Schema]) -> type[Schema]:
     # One class per (type, params schema class), so a document naming it twice sees one component.
     class_name = ''.join(part.capitalize() for part in name.split('_')) + 'Command'
     return Schema.from_dict({
-        'type': fields.String(required=True, validate=validate.OneOf([name])),
+        'type': fields.String(required=True, validate=validators.OneOf([name])),
         'params': fields.Nested(params, required=True),
         'depends_on': Int(minimum=1, allow_none=True, load_default=None, metadata={
             'description': 'seq (с 1) более ранней команды этого пакета'}),
@@ -149,8 +133,11 @@ def batch_schema_for(settings: Mapping[str, Any]) -> Schema:
         'project': fields.String(allow_none=True, load_default=None,
                                  metadata={'description': 'метка проекта (404, если его нет)'}),
         'commands': fields.List(CommandIn(command_schemas(settings)), required=True, validate=[
-            validate.Length(min=1, error='ожидается непустой список команд'),
-            validate.Length(max=MAX_COMMANDS, error=f'больше {MAX_COMMANDS} команд в одном пакете')]),
+            validators.Length(min=1, error='ожидается непустой список команд'),
+            validators.Length(max=MAX_COMMANDS, error=f'больше {MAX_COMMANDS} команд в одном пакете')]),
+        'dry_run': Bool(load_default=False, metadata={
+            'description': 'true — только проверить: ответ 200 с пакетом, как он был бы поставлен '
+                           '(без id), ничего не сохранено'}),
     }, name='BatchCreate')()
 
 
@@ -184,6 +171,73 @@ def _cross_command_errors(commands: list[dict]) -> dict[str, list[str]]:
     return errors
 
 
+# --- temp keys hub-wide (contract §9.4b) -----------------------------------------------------------
+
+_TEMP_KEY = fn.json_extract(Command.params, '$.temp_key')
+
+
+def temp_key_owners(hub: Hub) -> dict[str, int]:
+    """Temp key → the batch whose unfinished (queued or claimed) ``ensure_issue`` owns it.
+
+    Read through the status index: unfinished commands are the queue's short end, not its history.
+    """
+    return dict(Command.select(_TEMP_KEY, Command.batch_id)
+                .where(Command.status.in_(ACTIVE) & (Command.type == 'ensure_issue')
+                       & _TEMP_KEY.is_null(False))
+                .tuples().execute(hub.db))
+
+
+def _taken_temp_keys(hub: Hub, commands: list[dict]) -> dict[str, list[str]]:
+    """``commands[i].params.temp_key`` of each ``ensure_issue`` whose temp key another batch's
+    unfinished ``ensure_issue`` owns: a second owner would share its note (spec «Служебные
+    заметки») and, when both finish, move it to the wrong issue."""
+    wanted = [(index, item['params']['temp_key']) for index, item in enumerate(commands)
+              if item['type'] == 'ensure_issue' and item['params'].get('temp_key') is not None]
+    owners = temp_key_owners(hub) if wanted else {}
+    return {f'commands[{index}].params.temp_key': [
+                f'временный ключ {temp_key} уже занят пакетом {owners[temp_key]}']
+            for index, temp_key in wanted if temp_key in owners}
+
+
+def _noted_temp_keys(hub: Hub) -> list[str]:
+    # A prefix range of the primary key ('new:' ≤ key < 'new;'), not a scan of every note.
+    return [key for (key,) in IssueNote.select(IssueNote.key)
+            .where((IssueNote.key >= 'new:') & (IssueNote.key < 'new;')).tuples().execute(hub.db)
+            if is_temp_key(key)]
+
+
+TEMP_KEYS_MAX = 100
+
+
+class TempKeysQuery(Schema):
+    """Query of ``GET /temp-keys/next``."""
+
+    count = LenientInt(minimum=1, maximum=TEMP_KEYS_MAX, load_default=1, metadata={
+        'description': f'сколько свободных ключей подряд нужно (до {TEMP_KEYS_MAX}), по '
+                       'умолчанию 1'})
+
+
+def next_temp_key(hub: Hub, *, count: int = 1) -> dict:
+    """The smallest free temp key (contract §9.4b): ``{"temp_key": "new:<n>", "temp_keys": [...]}``.
+
+    Free: no unfinished ``ensure_issue`` owns it and no note is stored under it (a note under a
+    temp key is someone's future issue, even before its batch is queued). ``temp_keys`` holds the
+    ``count`` smallest free keys, the first of them ``temp_key``, for a form with several new
+    issues. Nothing is reserved: the key is taken when a batch that creates it is queued.
+    """
+    count = load(TempKeysQuery, {'count': count})['count']
+    with hub.read():
+        taken = {int(key[4:]) for key in (*temp_key_owners(hub), *_noted_temp_keys(hub))
+                 if is_temp_key(key)}
+    free: list[str] = []
+    number = 1
+    while len(free) < count:
+        if number not in taken:
+            free.append(f'new:{number}')
+        number += 1
+    return {'temp_key': free[0], 'temp_keys': free}
+
+
 def _missing_references(hub: Hub, commands: list[dict]) -> dict[str, str]:
     return {f'commands[{index}].params.{name}': message
             for index, item in enumerate(commands)
@@ -193,14 +247,17 @@ def _missing_references(hub: Hub, commands: list[dict]) -> dict[str, str]:
 
 def _validated(hub: Hub, body: Mapping[str, Any]) -> dict:
     values = load(batch_schema_for(stored_settings(hub)), body)
+    values.pop('dry_run')
     errors = _cross_command_errors(values['commands'])
+    for name, messages in _taken_temp_keys(hub, values['commands']).items():
+        errors.setdefault(name, messages)
     if errors:
         raise ValidationError(errors)
     if values['project'] is not None:
         require_project(hub, values['project'])
     missing = _missing_references(hub, values['commands'])
     if missing:
-        raise NotFoundError('; '.join(f'{name}: {message}' for name, message in missing.items()))
+        raise ValidationError({name: [message] for name, message in missing.items()})
     return values
 
 
@@ -219,10 +276,16 @@ def create_batch(hub: Hub, *, title: str, commands: list[dict], author: str | No
                               'commands': commands}, dry_run=dry_run)
 
 
+def is_dry_run(body: object) -> bool:
+    """Whether a ``POST /batches`` body asks only for a preview (``"dry_run": true``)."""
+    return isinstance(body, Mapping) and body.get('dry_run') is True
+
+
 def submit_batch(hub: Hub, body: Mapping[str, Any], *, dry_run: bool = False) -> dict:
     """:func:`create_batch` of a JSON object as a client sent it (``POST /batches``), checked
-    once by the batch schema: an unknown or missing field is a 422 naming it."""
-    if dry_run:
+    once by the batch schema: an unknown or missing field is a 422 naming it. ``dry_run`` here
+    or ``"dry_run": true`` in the body: the preview, nothing stored."""
+    if dry_run or is_dry_run(body):
         with hub.read():
             return _preview(hub, _validated(hub, body))
     with hub.write():
@@ -231,8 +294,15 @@ def submit_batch(hub: Hub, body: Mapping[str, Any], *, dry_run: bool = False) ->
 
 
 def _estimate(hub: Hub, commands: list[dict]) -> int:
-    calls = sum(modules.command_type(item['type']).estimate(hub, item['params'])
-                for item in commands)
+    # Each distinct command is estimated once: a refresh by jql counts the mirror's own issues, and
+    # 10,000 of them in one batch took 10 s counting 10,000 times, 0.19 s now (2-core VM, busy).
+    estimates: dict[tuple[str, str], int] = {}
+    calls = 0
+    for item in commands:
+        key = (item['type'], json.dumps(item['params'], sort_keys=True, default=str))
+        if key not in estimates:
+            estimates[key] = modules.command_type(item['type']).estimate(hub, item['params'])
+        calls += estimates[key]
     return min(math.ceil(calls * pacing(hub)['interval_ms'] / 1000), ESTIMATE_MAX)
 
 
@@ -248,14 +318,13 @@ def _preview(hub: Hub, values: dict) -> dict:
     return {'id': None, 'title': values['title'], 'author': values['author'],
             'project': values['project'], 'created_at': hub.now(), 'cancelled_at': None,
             'estimate_seconds': _estimate(hub, values['commands']), 'status': 'queued',
-            'counts': counts, 'commands': commands, 'dry_run': True}
+            'counts': counts, 'retry_of': None, 'commands': commands, 'dry_run': True}
 
 
 # A batch's commands in one executemany: 10,000 commands are queued in 0.2 s, where peewee's
 # insert_many spent 1.5 s building its statements (measured on the 2-core VM).
-_C = SqlNames(Command)
-_INSERT_COMMAND = (f'INSERT INTO {_C} ({_C.id}, {_C.batch_id}, {_C.seq}, {_C.type}, {_C.params}, '
-                   f'{_C.depends_on}) VALUES (?, ?, ?, ?, ?, ?)')
+_COMMAND = SqlNames(Command)
+_INSERT_COMMAND = _COMMAND.insert('id', 'batch_id', 'seq', 'type', 'params', 'depends_on')
 
 
 def insert_batch(hub: Hub, *, title: str, author: str | None, project: str | None,
@@ -272,21 +341,36 @@ def insert_batch(hub: Hub, *, title: str, author: str | None, project: str | Non
     # at its command's id in one executemany: nothing above the first new id exists while we hold
     # the write lock (AUTOINCREMENT never hands out a smaller one).
     first = Command.insert(batch_id=batch_id, seq=1, type=commands[0]['type'],
-                           params=dump(commands[0]['params'])).execute(hub.db)
+                           params=jsontext.dump(commands[0]['params'])).execute(hub.db)
     hub.db.cursor().executemany(_INSERT_COMMAND, [
-        (first + seq - 1, batch_id, seq, item['type'], dump(item['params']),
+        (first + seq - 1, batch_id, seq, item['type'], jsontext.dump(item['params']),
          first + item['depends_on'] - 1 if item.get('depends_on') else None)
         for seq, item in enumerate(commands, start=1)][1:])
     return batch_id
 
 
+class CancelRequest(Schema):
+    """Body of ``POST /batches/{id}/cancel``: optional, and an empty object when given."""
+
+
 def cancel_batch(hub: Hub, batch_id: int) -> dict:
-    """Cancel a batch: ``cancelled_at`` once, queued commands → cancelled. Idempotent."""
+    """Cancel a batch: ``cancelled_at`` once, queued commands → cancelled. Idempotent.
+
+    Decision (contract §15a): a batch whose commands are all terminal and that was never
+    cancelled has finished: ConflictError «пакет уже завершён», nothing changes (it must not read
+    «отменён» afterwards). A batch cancelled before is answered as it is, again and again.
+    """
     with hub.write():
         now = hub.now()
-        if Batch.update(cancelled_at=fn.COALESCE(Batch.cancelled_at, now)) \
-                .where(Batch.id == batch_id).execute(hub.db) != 1:
+        found = Batch.select(Batch.cancelled_at).where(Batch.id == batch_id).tuples() \
+            .execute(hub.db)
+        if not found:
             raise NotFoundError(BATCH_NOT_FOUND.format(batch_id))
+        if found[0][0] is None and not Command.select().where(
+                (Command.batch_id == batch_id) & Command.status.in_(ACTIVE)).exists(hub.db):
+            raise ConflictError(ALREADY_FINISHED)
+        Batch.update(cancelled_at=fn.COALESCE(Batch.cancelled_at, now)) \
+            .where(Batch.id == batch_id).execute(hub.db)
         cancelled = (Command.update(status='cancelled', finished_at=now)
                      .where((Command.batch_id == batch_id) & (Command.status == 'queued'))
                      .execute(hub.db))
@@ -295,25 +379,127 @@ def cancel_batch(hub: Hub, batch_id: int) -> dict:
         return _batch(hub, batch_id, with_commands=True)
 
 
+# --- retry of failed commands (contract §9.4b) -----------------------------------------------------
+
+RETRY_PREFIX = 'Повтор: '
+
+
+class RetryBody(Schema):
+    """Body of ``POST /batches/{id}/retry``."""
+
+    author = Text(max_length=AUTHOR_MAX, allow_none=True, load_default=None,
+                  metadata={'description': 'кто ставит повтор'})
+
+
+def retry_batch(hub: Hub, batch_id: int, *, author: str | None = None) -> dict:
+    """Queue «Повтор: <title>»: copies of the batch's failed commands and of the skipped ones
+    that needed them; the new batch (``retry_of`` = ``batch_id``).
+
+    ConflictError (409) while the batch is queued or running, when none of its commands failed,
+    and when the copies no longer pass the checks of a new batch (another batch's unfinished
+    ``ensure_issue`` took a temp key meanwhile, an issue type is no longer configured): the
+    request is right, the hub's state refuses it. See :func:`retry_commands` for what is copied.
+    """
+    args = load(RetryBody, {'author': author})
+    with hub.write():
+        original = _batch(hub, batch_id, with_commands=True)
+        if original['status'] not in ('done', 'cancelled'):
+            raise ConflictError(f'пакет #{batch_id} ещё выполняется: повторить можно только '
+                                'завершённый пакет')
+        late_done = {command_id for (command_id,) in LateDone.select(LateDone.command_id)
+                     .join(Command, on=(Command.id == LateDone.command_id))
+                     .where(Command.batch_id == batch_id).tuples().execute(hub.db)}
+        copies = retry_commands(original['commands'], late_done)
+        if not copies:
+            raise ConflictError(f'в пакете #{batch_id} нет неудавшихся команд: повторять нечего')
+        body = {'title': (RETRY_PREFIX + original['title'])[:TITLE_MAX], 'author': args['author'],
+                'project': original['project'], 'commands': copies}
+        try:
+            values = _validated(hub, body)
+        except ValidationError as error:
+            raise ConflictError(f'повторить пакет #{batch_id} нельзя: {error.message}') from None
+        retry_id = insert_batch(hub, **values)
+        BatchRetry.insert(batch_id=retry_id, retry_of=batch_id).execute(hub.db)
+        return _batch(hub, retry_id, with_commands=True)
+
+
+def retry_commands(commands: list[dict], late_done: set[int] = frozenset()) -> list[dict]:
+    """The commands of a retry of a batch whose commands (in seq order) are ``commands``.
+
+    Copied: every ``failed`` command (one the agent reported done after all, ``late_done``, is
+    not: Jira has it), and every ``skipped`` command that needed a copied one — through
+    ``depends_on`` or through a temp key its ``ensure_issue`` creates — transitively.
+
+    Decisions the contract leaves open:
+
+    - a copy's ``depends_on`` names the copy of its dependency; a dependency that is not copied
+      ended done, so the copy depends on nothing (its work is in Jira);
+    - a temp key whose ``ensure_issue`` is not copied but returned a key is replaced by that key
+      in the copy (the issue exists; a temp key needs its creator in the same batch);
+    - a command that also needed something neither copied nor done (a cancelled command, an
+      ``ensure_issue`` that never returned a key and is not copied) is not copied, nor what needs
+      it: the person who stopped that part should decide again.
+    """
+    by_id = {item['id']: item for item in commands}
+    creators = {item['params']['temp_key']: item for item in commands
+                if item['type'] == 'ensure_issue' and is_temp_key(item['params'].get('temp_key'))}
+
+    def needs(item: dict) -> list[dict]:
+        needed = [by_id[item['depends_on']]] if item['depends_on'] in by_id else []
+        for name in modules.command_type(item['type']).key_fields:
+            creator = creators.get(item['params'].get(name))
+            if creator is not None and creator['seq'] < item['seq']:
+                needed.append(creator)
+        return needed
+
+    def created_key(item: dict) -> str | None:
+        key = item['result'].get('key') if isinstance(item['result'], dict) else None
+        return key if is_issue_key(key) else None
+
+    def settled(item: dict) -> bool:  # what a copy may rely on without copying it
+        if item['type'] == 'ensure_issue' and item['params'].get('temp_key'):
+            return created_key(item) is not None
+        return item['status'] in DONE_STATUSES or item['id'] in late_done
+
+    chosen: set[int] = set()
+    for item in commands:  # dependencies come earlier (seq), so one pass is transitive
+        if item['id'] in late_done:
+            continue
+        if item['status'] == 'failed' or (item['status'] == 'skipped' and any(
+                needed['id'] in chosen for needed in needs(item))):
+            chosen.add(item['id'])
+    for item in commands:
+        if item['id'] in chosen and not all(needed['id'] in chosen or settled(needed)
+                                            for needed in needs(item)):
+            chosen.discard(item['id'])
+    copies: list[dict] = []
+    seq_of: dict[int, int] = {}
+    for item in commands:
+        if item['id'] not in chosen:
+            continue
+        params = dict(item['params'])
+        for name in modules.command_type(item['type']).key_fields:
+            creator = creators.get(params.get(name))
+            if creator is not None and creator['id'] not in chosen:
+                params[name] = created_key(creator)
+        copies.append({'type': item['type'], 'params': params,
+                       'depends_on': seq_of.get(item['depends_on'])})
+        seq_of[item['id']] = len(copies)
+    return copies
+
+
 # --- read your writes (contract §9.4a) ------------------------------------------------------------
 
-_F = SqlNames(BatchFollowup)
-ACTIVE = ('queued', 'claimed')
-
-
-def sql_list(values: Iterable[str]) -> str:
-    """Constant names (statuses, command types) as an SQL list: ``'queued', 'claimed'``."""
-    return ', '.join(f"'{value}'" for value in values)
-
-
-
+_FOLLOWUP = SqlNames(BatchFollowup)
 # Run at every terminal step of a write command (the hot report path), so two index lookups
 # (6 µs): the unfinished write is searched from the batch's end, where it is while the batch runs
 # (an EXISTS would scan from the start: 80 µs in a batch of 1,000 at its 900th command).
 _WRITES_PENDING = (
-    f'SELECT (SELECT 1 FROM {_F} WHERE {_F.batch_id} = :batch) '
-    f'OR (SELECT 1 FROM {_C} WHERE {_C.batch_id} = :batch AND {_C.status} IN ({sql_list(ACTIVE)}) '
-    f'AND {_C.type} IN ({sql_list(modules.WRITE_TYPES)}) ORDER BY {_C.seq} DESC LIMIT 1)')
+    f'SELECT (SELECT 1 FROM {_FOLLOWUP} WHERE {_FOLLOWUP.batch_id} = :batch) '
+    f'OR (SELECT 1 FROM {_COMMAND} WHERE {_COMMAND.batch_id} = :batch '
+    f'AND {_COMMAND.status} IN ({sql_list(ACTIVE)}) '
+    f'AND {_COMMAND.type} IN ({sql_list(modules.WRITE_TYPES)}) '
+    f'ORDER BY {_COMMAND.seq} DESC LIMIT 1)')
 
 
 def follow_writes(hub: Hub, batch_id: int) -> int | None:
@@ -370,12 +556,12 @@ def _touched_keys(done: list[dict]) -> list[str]:
 class BatchesQuery(Schema):
     """Filters of ``GET /batches``."""
 
-    status = fields.String(validate=validate.OneOf(BATCH_STATUSES),
+    status = fields.String(validate=validators.OneOf(BATCH_STATUSES),
                            metadata={'description': 'вычисленный статус пакета'})
     project = fields.String(metadata={'description': 'метка проекта'})
     limit = LenientInt(minimum=1, maximum=LIMIT_MAX, load_default=LIMIT_DEFAULT,
                        metadata={'description': f'по умолчанию {LIMIT_DEFAULT}'})
-    cursor = fields.String(metadata={'description': 'next_cursor предыдущей страницы'})
+    cursor = cursor_field()
 
 
 # The status rule of contract §9.1 over a batch's command counts: one expression that both the
@@ -393,15 +579,17 @@ BATCH_FIELDS = tuple(Batch._meta.sorted_field_names)
 def _batch_rows(hub: Hub, conditions: list, *, status: str | None = None,
                 limit: int = 1) -> list[dict]:
     query = (Batch.select(*Batch._meta.sorted_fields, _STATUS.alias('status'),
+                          BatchRetry.retry_of.alias('retry_of'),
                           *(count.alias(name) for name, count in _COUNTS.items()))
-             .join(Command, JOIN.LEFT_OUTER, on=(Command.batch_id == Batch.id)))
+             .join(Command, JOIN.LEFT_OUTER, on=(Command.batch_id == Batch.id))
+             .join_from(Batch, BatchRetry, JOIN.LEFT_OUTER, on=(BatchRetry.batch_id == Batch.id)))
     if conditions:
         query = query.where(*conditions)
     query = query.group_by(Batch.id).order_by(Batch.id.desc()).limit(limit)
     if status is not None:
         query = query.having(_STATUS == status)
     return [{**{name: row[name] for name in BATCH_FIELDS + ('status',)},
-             'counts': {name: row[name] for name in STATUSES}}
+             'counts': {name: row[name] for name in STATUSES}, 'retry_of': row['retry_of']}
             for row in query.dicts().execute(hub.db)]
 
 
@@ -441,7 +629,7 @@ def batches(hub: Hub, *, status: str | None = None, project: str | None = None,
     return {'items': rows, 'next_cursor': next_cursor}
 
 
-__all__ = ['create_batch', 'submit_batch', 'insert_batch', 'cancel_batch', 'batch', 'batches', 'command',
+__all__ = ['create_batch', 'submit_batch', 'is_dry_run', 'retry_batch', 'retry_commands',
+           'next_temp_key', 'temp_key_owners', 'TempKeysQuery', 'RetryBody', 'insert_batch', 'cancel_batch', 'batch', 'batches', 'command',
            'batch_schema', 'batch_schema_for', 'command_schemas', 'follow_writes', 'BatchesQuery',
-           'CommandIn', 'command_dict', 'dump', 'decoded', 'TERMINAL', 'STATUSES', 'DONE_STATUSES',
-           'NOT_DONE', 'BATCH_STATUSES', 'HUB_AUTHOR']
+           'CancelRequest', 'CommandIn', 'command_dict', 'HUB_AUTHOR']

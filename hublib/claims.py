@@ -19,24 +19,21 @@ from datetime import datetime, timedelta
 from sqlite3 import Cursor
 from typing import Any, Mapping, Sequence
 
-from marshmallow import fields, validate
-
-from . import files, modules
-from .batches import (ACTIVE, COMMAND_NOT_FOUND, DONE_STATUSES, HUB_AUTHOR, NOT_DONE, TERMINAL,
-                      command_dict, dump, follow_writes, insert_batch, sql_list)
+from . import fields, files, jsontext, modules, validators
+from .batches import COMMAND_NOT_FOUND, HUB_AUTHOR, command_dict, follow_writes, insert_batch
 from .db import Hub
 from .errors import ConflictError, NotFoundError, ValidationError
-from .models import AgentStatus, Command, LateDone, Setting, SqlNames
+from .models import AgentStatus, Command, LateDone, Setting, SqlNames, sql_list
 from .notes import merge_note
 from .settings import base_jql, pacing_of
+from .statuses import ACTIVE, DONE_STATUSES, NOT_DONE, REPORT_STATUSES, TERMINAL
 from .syncjournal import close_run, latest_full_run_started, open_run, restart_run
-from .timeutil import format_utc, minutes_before, parse_utc
+from .timeutil import FUTURE_TOLERANCE, format_utc, minutes_before, parse_utc
 from .validation import Int, LenientSchema, UtcTime, is_issue_key, is_temp_key, load
 
 MAX_DELIVERIES = 3
 DELIVERY_LIMIT_ERROR = f'агент не отчитался после {MAX_DELIVERIES} выдач'
 ERROR_MAX = 1500
-REPORT_STATUSES = ('done', 'failed', 'skipped', 'confirmed_by_state')
 ONLINE_MINUTES = 5
 COUNTER_MAX = 2**31 - 1
 AGENT_VERSION_MAX = 100
@@ -51,7 +48,7 @@ class AgentVersion(fields.String):
     OPENAPI = {'oneOf': [{'type': 'string', 'maxLength': AGENT_VERSION_MAX}, {'type': 'integer'}]}
 
     def __init__(self, **kwargs):
-        super().__init__(validate=validate.Length(max=AGENT_VERSION_MAX), **kwargs)
+        super().__init__(validate=validators.Length(max=AGENT_VERSION_MAX), **kwargs)
 
     def _deserialize(self, value, attr, data, **kwargs):
         if type(value) is int:
@@ -77,7 +74,7 @@ class ReportBody(LenientSchema):
     """Body of ``POST /agent/commands/{id}/report`` (``result``: the result schema of the type)."""
 
     agent = modules.agent_field(description='модуль агента')
-    status = fields.String(required=True, validate=validate.OneOf(REPORT_STATUSES))
+    status = fields.String(required=True, validate=validators.OneOf(REPORT_STATUSES))
     result = fields.Dict(allow_none=True, load_default=None)
     error = fields.String(allow_none=True, load_default=None,
                           metadata={'description': f'обрезается до {ERROR_MAX} символов'})
@@ -92,44 +89,56 @@ _RESULTS = modules.result_schemas()
 
 # --- statements ------------------------------------------------------------------------------------
 
-_C, _A, _S = SqlNames(Command), SqlNames(AgentStatus), SqlNames(Setting)
-_L = SqlNames(LateDone)
-COMMAND_COLUMNS = _C.columns()
-_SELECT = f'SELECT {", ".join(COMMAND_COLUMNS)} FROM {_C}'
-_BY_ID = f'{_SELECT} WHERE {_C.id} = ?'
+_COMMAND, _AGENT, _SETTING = SqlNames(Command), SqlNames(AgentStatus), SqlNames(Setting)
+COMMAND_COLUMNS = _COMMAND.columns()
+_SELECT = f'SELECT {", ".join(COMMAND_COLUMNS)} FROM {_COMMAND}'
+_BY_ID = f'{_SELECT} WHERE {_COMMAND.id} = ?'
 # The settings a claim needs, in one read.
 CLAIM_SETTINGS = ('pacing', 'auto_refresh_minutes', 'settings_version')
-_SETTINGS = f'SELECT {_S.key}, {_S.value} FROM {_S} WHERE {_S.key} IN ({sql_list(CLAIM_SETTINGS)})'
-_REDELIVER = (f'UPDATE {_C} SET {_C.deliveries} = {_C.deliveries} + 1, {_C.claimed_at} = ?, '
-              f"{_C.pause_seconds} = ? WHERE {_C.id} = ? AND {_C.status} = 'claimed' "
-              f'AND {_C.deliveries} = ?')
-_DELIVER = (f"UPDATE {_C} SET {_C.status} = 'claimed', {_C.deliveries} = {_C.deliveries} + 1, "
-            f"{_C.claimed_at} = ?, {_C.pause_seconds} = ? WHERE {_C.id} = ? AND {_C.status} = 'queued'")
+_SETTINGS = (f'SELECT {_SETTING.key}, {_SETTING.value} FROM {_SETTING} '
+             f'WHERE {_SETTING.key} IN ({sql_list(CLAIM_SETTINGS)})')
+_REDELIVER = (
+    f'UPDATE {_COMMAND} SET {_COMMAND.deliveries} = {_COMMAND.deliveries} + 1, '
+    f'{_COMMAND.claimed_at} = ?, {_COMMAND.pause_seconds} = ? '
+    f"WHERE {_COMMAND.id} = ? AND {_COMMAND.status} = 'claimed' AND {_COMMAND.deliveries} = ?")
+_DELIVER = (
+    f"UPDATE {_COMMAND} SET {_COMMAND.status} = 'claimed', "
+    f'{_COMMAND.deliveries} = {_COMMAND.deliveries} + 1, {_COMMAND.claimed_at} = ?, '
+    f"{_COMMAND.pause_seconds} = ? WHERE {_COMMAND.id} = ? AND {_COMMAND.status} = 'queued'")
 # A hub-made ending: (new status, error, finished_at, id, status it must still have).
-_END = (f'UPDATE {_C} SET {_C.status} = ?, {_C.error} = ?, {_C.finished_at} = ? '
-        f'WHERE {_C.id} = ? AND {_C.status} = ?')
-_DEPENDENTS = (f'SELECT {_C.id}, {_C.depends_on}, {_C.type} FROM {_C} '
-               f"WHERE {_C.status} = 'queued' AND {_C.depends_on} IN (SELECT value FROM json_each(?))")
-_CREATED_KEY = (f"SELECT json_extract({_C.result}, '$.key') FROM {_C} "
-                f"WHERE {_C.batch_id} = ? AND {_C.seq} < ? AND {_C.type} = 'ensure_issue' "
-                f"AND json_extract({_C.params}, '$.temp_key') = ? "
-                f"AND json_extract({_C.result}, '$.key') IS NOT NULL ORDER BY {_C.seq} DESC LIMIT 1")
-_REFRESH_ACTIVE = (f"SELECT 1 FROM {_C} WHERE {_C.type} = 'refresh' "
-                   f'AND {_C.status} IN ({sql_list(ACTIVE)}) LIMIT 1')
+_END = (f'UPDATE {_COMMAND} SET {_COMMAND.status} = ?, {_COMMAND.error} = ?, '
+        f'{_COMMAND.finished_at} = ? WHERE {_COMMAND.id} = ? AND {_COMMAND.status} = ?')
+_DEPENDENTS = (f'SELECT {_COMMAND.id}, {_COMMAND.depends_on}, {_COMMAND.type} FROM {_COMMAND} '
+               f"WHERE {_COMMAND.status} = 'queued' "
+               f'AND {_COMMAND.depends_on} IN (SELECT value FROM json_each(?))')
+_CREATED_KEY = (
+    f"SELECT json_extract({_COMMAND.result}, '$.key') FROM {_COMMAND} "
+    f'WHERE {_COMMAND.batch_id} = ? AND {_COMMAND.seq} < ? '
+    f"AND {_COMMAND.type} = 'ensure_issue' AND json_extract({_COMMAND.params}, '$.temp_key') = ? "
+    f"AND json_extract({_COMMAND.result}, '$.key') IS NOT NULL "
+    f'ORDER BY {_COMMAND.seq} DESC LIMIT 1')
+# A later ensure_issue that creates the same temp key. Searched by id from the reported command
+# on (a rowid range: the queue's tail when the report is timely).
+_LATER_CREATOR = (f"SELECT 1 FROM {_COMMAND} WHERE {_COMMAND.id} > ? "
+                  f"AND {_COMMAND.type} = 'ensure_issue' "
+                  f"AND json_extract({_COMMAND.params}, '$.temp_key') = ? LIMIT 1")
+_REFRESH_ACTIVE = (f"SELECT 1 FROM {_COMMAND} WHERE {_COMMAND.type} = 'refresh' "
+                   f'AND {_COMMAND.status} IN ({sql_list(ACTIVE)}) LIMIT 1')
 _UPSERT_AGENT = (
-    f'INSERT INTO {_A} ({_A.agent}, {_A.last_seen_at}, {_A.agent_version}, {_A.settings_version}, '
-    f'{_A.current_command_id}, {_A.last_call_at}) VALUES (?, ?, ?, ?, ?, ?) '
-    f'ON CONFLICT ({_A.agent}) DO UPDATE SET {_A.last_seen_at} = excluded.{_A.last_seen_at}, '
-    + ', '.join(f'{name} = coalesce(excluded.{name}, {_A}.{name})'
-                for name in (_A.agent_version, _A.settings_version, _A.last_call_at))
-    + f', {_A.current_command_id} = excluded.{_A.current_command_id}')
-_REPORT = (f'UPDATE {_C} SET {_C.status} = ?, {_C.finished_at} = ?, {_C.result} = ?, '
-           f'{_C.error} = ?, {_C.jira_calls} = ?, {_C.rate_limited} = ? '
-           f"WHERE {_C.id} = ? AND {_C.status} = 'claimed'")
-_LATE_RESULT = f'UPDATE {_C} SET {_C.result} = ? WHERE {_C.id} = ?'
-_LATE_DONE = f'INSERT OR IGNORE INTO {_L} ({_L.command_id}) VALUES (?)'
-_CLEAR_CURRENT = (f'UPDATE {_A} SET {_A.current_command_id} = NULL '
-                  f'WHERE {_A.agent} = ? AND {_A.current_command_id} = ?')
+    _AGENT.insert('agent', 'last_seen_at', 'agent_version', 'settings_version',
+                  'current_command_id', 'last_call_at')
+    + f' ON CONFLICT ({_AGENT.agent}) DO UPDATE SET '
+    f'{_AGENT.last_seen_at} = excluded.{_AGENT.last_seen_at}, '
+    + ', '.join(f'{name} = coalesce(excluded.{name}, {_AGENT}.{name})'
+                for name in (_AGENT.agent_version, _AGENT.settings_version, _AGENT.last_call_at))
+    + f', {_AGENT.current_command_id} = excluded.{_AGENT.current_command_id}')
+_REPORT = (f'UPDATE {_COMMAND} SET {_COMMAND.status} = ?, {_COMMAND.finished_at} = ?, '
+           f'{_COMMAND.result} = ?, {_COMMAND.error} = ?, {_COMMAND.jira_calls} = ?, '
+           f"{_COMMAND.rate_limited} = ? WHERE {_COMMAND.id} = ? AND {_COMMAND.status} = 'claimed'")
+_LATE_RESULT = f'UPDATE {_COMMAND} SET {_COMMAND.result} = ? WHERE {_COMMAND.id} = ?'
+_LATE_DONE = SqlNames(LateDone).insert('command_id', conflict='IGNORE')
+_CLEAR_CURRENT = (f'UPDATE {_AGENT} SET {_AGENT.current_command_id} = NULL '
+                  f'WHERE {_AGENT.agent} = ? AND {_AGENT.current_command_id} = ?')
 # The module's previous report: the 50 newest of each reportable status (status-index lookups
 # instead of sorting the whole history on every claim).
 _RECENTLY_REPORTED = 50
@@ -139,23 +148,28 @@ _RECENTLY_REPORTED = 50
 def _module_statements(types: tuple[str, ...]) -> dict[str, str]:
     """The statements that name a module's command types (built once per module)."""
     names = sql_list(types)
+    command = _COMMAND
     return {
-        'claimed': f"{_SELECT} WHERE {_C.status} = 'claimed' AND {_C.type} IN ({names}) "
-                   f'ORDER BY {_C.batch_id}, {_C.seq}',
-        'next': (f'SELECT {", ".join("c." + name for name in COMMAND_COLUMNS)}, d.{_C.status} '
-                 f'FROM {_C} c LEFT JOIN {_C} d ON d.{_C.id} = c.{_C.depends_on} '
-                 f"WHERE c.{_C.status} = 'queued' AND c.{_C.type} IN ({names}) "
-                 f'AND (c.{_C.depends_on} IS NULL OR d.{_C.status} IN ({sql_list(TERMINAL)})) '
-                 f'ORDER BY c.{_C.id} LIMIT 1'),
+        'claimed': (f"{_SELECT} WHERE {command.status} = 'claimed' AND {command.type} IN ({names}) "
+                    f'ORDER BY {command.batch_id}, {command.seq}'),
+        'next': (
+            f'SELECT {", ".join("c." + name for name in COMMAND_COLUMNS)}, d.{command.status} '
+            f'FROM {command} c LEFT JOIN {command} d ON d.{command.id} = c.{command.depends_on} '
+            f"WHERE c.{command.status} = 'queued' AND c.{command.type} IN ({names}) "
+            f'AND (c.{command.depends_on} IS NULL OR d.{command.status} IN ({sql_list(TERMINAL)})) '
+            f'ORDER BY c.{command.id} LIMIT 1'),
         'previous_report': (
             'WITH recent(id) AS ('
             + ' UNION ALL '.join(
-                f'SELECT * FROM (SELECT {_C.id} FROM {_C} WHERE {_C.status} = \'{status}\' '
-                f'ORDER BY {_C.id} DESC LIMIT {_RECENTLY_REPORTED})' for status in REPORT_STATUSES)
-            + f') SELECT c.{_C.rate_limited} FROM recent JOIN {_C} c ON c.{_C.id} = recent.id '
-            f'WHERE c.{_C.type} IN ({names}) AND c.{_C.deliveries} > 0 '
-            f'AND c.{_C.finished_at} IS NOT NULL AND coalesce(c.{_C.error}, \'\') != ? '
-            f'ORDER BY c.{_C.finished_at} DESC, c.{_C.id} DESC LIMIT 1'),
+                f'SELECT * FROM (SELECT {command.id} FROM {command} '
+                f"WHERE {command.status} = '{status}' "
+                f'ORDER BY {command.id} DESC LIMIT {_RECENTLY_REPORTED})'
+                for status in REPORT_STATUSES)
+            + f') SELECT c.{command.rate_limited} FROM recent '
+            f'JOIN {command} c ON c.{command.id} = recent.id '
+            f'WHERE c.{command.type} IN ({names}) AND c.{command.deliveries} > 0 '
+            f"AND c.{command.finished_at} IS NOT NULL AND coalesce(c.{command.error}, '') != ? "
+            f'ORDER BY c.{command.finished_at} DESC, c.{command.id} DESC LIMIT 1'),
     }
 
 
@@ -172,12 +186,7 @@ def _row(hub: Hub, command_id: int) -> dict:
 
 
 def _claim_settings(hub: Hub) -> dict[str, Any]:
-    stored = {}
-    for key, text in _execute(hub, _SETTINGS):
-        try:
-            stored[key] = json.loads(text)
-        except (TypeError, ValueError):
-            pass  # hand-edited: as if absent
+    stored = {key: jsontext.load(text) for key, text in _execute(hub, _SETTINGS)}
     stored['pacing'] = pacing_of(stored.get('pacing'))
     return stored
 
@@ -322,14 +331,17 @@ def _deliver_next(hub: Hub, statements: dict[str, str], now: str, pause: int) ->
 
 def claim_command(hub: Hub, *, agent: str, agent_version: str | int | None = None,
                   settings_version: int | None = None,
-                  last_call_at: datetime | str | None = None) -> dict:
-    """The next delivery for the agent of module ``agent`` (contract §9.3); one write transaction.
+                  last_jira_call_at: datetime | str | None = None) -> dict:
+    """:func:`submit_claim` with the fields of the body as arguments."""
+    return submit_claim(hub, {'agent': agent, 'agent_version': agent_version,
+                              'settings_version': settings_version,
+                              'last_jira_call_at': last_jira_call_at})
 
-    ``last_call_at`` is the body's ``last_jira_call_at`` (an ISO-8601 string or a datetime).
-    """
-    args = load(_CLAIM_BODY, {'agent': agent, 'agent_version': agent_version,
-                            'settings_version': settings_version,
-                            'last_jira_call_at': last_call_at})
+
+def submit_claim(hub: Hub, body: Mapping[str, Any]) -> dict:
+    """The next delivery for the agent of module ``body.agent`` (contract §9.3): the body of
+    ``POST /agent/claim``, checked once by :class:`ClaimBody`; one write transaction."""
+    args = load(_CLAIM_BODY, body)
     module = modules.MODULES[args['agent']]
     last_call = args['last_jira_call_at']
     statements = _module_statements(tuple(module.command_types))
@@ -353,19 +365,35 @@ def claim_command(hub: Hub, *, agent: str, agent_version: str | int | None = Non
 
 # --- report ----------------------------------------------------------------------------------------
 
-def _checked_result(type_name: str, result: dict | None) -> dict | None:
-    """``result`` when it fits the result schema of its type (field names ``result.<field>``)."""
+DONE_REQUIRES_MESSAGE = 'обязательное поле в отчёте со статусом done'
+
+
+def _checked_result(type_name: str, status: str, result: dict | None) -> dict | None:
+    """``result`` when it fits the result schema of its type (field names ``result.<field>``)
+    and, for ``done``, carries what the type needs of a done command (``done_requires``)."""
     if result is not None:
         load(_RESULTS[type_name], result, prefix='result')
+    if status == 'done':
+        missing = [name for name in modules.command_type(type_name).done_requires
+                   if (result or {}).get(name) is None]
+        if missing:
+            raise ValidationError({f'result.{name}': [DONE_REQUIRES_MESSAGE] for name in missing})
     return result
 
 
 def _apply_done(hub: Hub, item: dict, result: dict | None) -> None:
-    """Side effects of a done/confirmed_by_state report (also of a late one), refresh aside."""
+    """Side effects of a done/confirmed_by_state report (also of a late one), refresh aside.
+
+    The note under a temp key belongs to the newest ``ensure_issue`` that creates that key: once
+    the hub has failed or cancelled one, the key is free for another batch (a retry, contract
+    §9.4b), and a late ``done`` of the old command must not carry the new one's note off to the
+    old issue. So the note moves only when no later ``ensure_issue`` names the same temp key.
+    """
     result = result or {}
     if item['type'] == 'ensure_issue':
         temp_key = item['params'].get('temp_key')
-        if temp_key and is_issue_key(result.get('key')):
+        if temp_key and is_issue_key(result.get('key')) and not _execute(
+                hub, _LATER_CREATOR, (item['id'], temp_key)).fetchone():
             merge_note(hub, temp_key, result['key'])
     elif item['type'] == 'fetch_attachment':
         if result.get('sha256') is None:
@@ -377,9 +405,24 @@ def _apply_done(hub: Hub, item: dict, result: dict | None) -> None:
 def report_command(hub: Hub, command_id: int, *, agent: str, status: str,
                    result: dict | None = None, error: str | None = None,
                    jira_calls: int | None = 0, rate_limited: int | None = 0) -> dict:
-    """Record the agent's report of a delivery (contract §9.4); the command plus ``late``."""
-    args = load(_REPORT_BODY, {'agent': agent, 'status': status, 'result': result, 'error': error,
-                             'jira_calls': jira_calls, 'rate_limited': rate_limited})
+    """:func:`submit_report` with the fields of the body as arguments."""
+    return submit_report(hub, command_id, {
+        'agent': agent, 'status': status, 'result': result, 'error': error,
+        'jira_calls': jira_calls, 'rate_limited': rate_limited})
+
+
+def submit_report(hub: Hub, command_id: int, body: Mapping[str, Any]) -> dict:
+    """Record the agent's report of a delivery (contract §9.4): the body of
+    ``POST /agent/commands/{id}/report``, checked once by :class:`ReportBody`; the command plus
+    ``late``.
+
+    Decisions: a ``done`` report must carry what its type needs (``ensure_issue``: ``result.key``;
+    ``fetch_attachment``: ``result.sha256``), else 422 and the command stays claimed. A report on
+    a command already done, confirmed or skipped is idempotent only as a repetition: the same
+    status and result → 200, nothing changes; a different status or result → 409 (the hub keeps
+    the outcome it recorded first). Counters and ``error`` of a repetition are not compared.
+    """
+    args = load(_REPORT_BODY, body)
     module = modules.MODULES[args['agent']]
     status, result = args['status'], args['result']
     error = args['error'][:ERROR_MAX] if args['error'] is not None else None
@@ -392,16 +435,22 @@ def report_command(hub: Hub, command_id: int, *, agent: str, status: str,
                 f'команда #{command_id} принадлежит модулю {owner}, не {module.name}')
         if item['status'] == 'queued':
             raise ConflictError(f'команда #{command_id} ещё не выдана агенту')
+        result = _checked_result(item['type'], status, result)
         late = item['status'] in ('failed', 'cancelled')
         if item['status'] not in ('claimed', 'failed', 'cancelled'):
-            return {**item, 'late': False}  # done, confirmed_by_state, skipped: changes nothing
-        result = _checked_result(item['type'], result)
+            # done, confirmed_by_state, skipped: the outcome is recorded; the same report again
+            # (a lost answer) changes nothing, another one contradicts it
+            if (status, result) != (item['status'], item['result']):
+                raise ConflictError(
+                    f'команда #{command_id} уже завершена со статусом {item["status"]}; отчёт с '
+                    'другим статусом или результатом не принят')
+            return {**item, 'late': False}
         now = hub.now()
         if late:
             if result is not None:
-                _execute(hub, _LATE_RESULT, (dump(result), command_id))
+                _execute(hub, _LATE_RESULT, (jsontext.dump(result), command_id))
         else:
-            if _execute(hub, _REPORT, (status, now, dump(result), error, jira_calls,
+            if _execute(hub, _REPORT, (status, now, jsontext.dump(result), error, jira_calls,
                                        rate_limited, command_id)).rowcount != 1:
                 # unreachable under the write lock; the huey pattern trusts rowcount only
                 raise ConflictError(f'команда #{command_id} уже не выдана')
@@ -427,7 +476,8 @@ def _online(last_seen_at: str | None, now: datetime) -> bool:
     if not last_seen_at:
         return False
     try:
-        return now - parse_utc(last_seen_at) < timedelta(minutes=ONLINE_MINUTES)
+        return -FUTURE_TOLERANCE <= now - parse_utc(last_seen_at) \
+            < timedelta(minutes=ONLINE_MINUTES)
     except ValueError:
         return False
 
@@ -452,5 +502,5 @@ def agents(hub: Hub) -> dict:
     return {'items': items}
 
 
-__all__ = ['claim_command', 'report_command', 'agents', 'skip_dependents', 'ClaimBody',
-           'ReportBody', 'REPORT_STATUSES', 'MAX_DELIVERIES', 'DELIVERY_LIMIT_ERROR']
+__all__ = ['claim_command', 'submit_claim', 'report_command', 'submit_report', 'agents',
+           'skip_dependents', 'ClaimBody', 'ReportBody', 'MAX_DELIVERIES', 'DELIVERY_LIMIT_ERROR']

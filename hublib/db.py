@@ -20,8 +20,8 @@ from typing import Callable, Iterator
 from peewee import Database, Query, SchemaManager, SqliteDatabase
 
 from . import migrations
-from .errors import (HubError, MigrationError, NotFoundError, SchemaError, StorageFullError,
-                     is_storage_full)
+from .errors import (BusyError, HubError, MigrationError, NotFoundError, SchemaError,
+                     StorageFullError, is_busy, is_storage_full)
 from .models import GUARDED_TABLES, INTERNAL_MODELS, MODELS, SCHEMA_VERSION, Setting
 from .timeutil import Clock, format_utc, parse_utc, system_clock
 
@@ -32,7 +32,6 @@ BUSY_TIMEOUT_MS = 15000
 PRAGMAS = (
     ('synchronous', 'normal'),
     ('foreign_keys', 1),
-    ('busy_timeout', BUSY_TIMEOUT_MS),
 )
 
 
@@ -118,7 +117,8 @@ class Hub:
 
         A full disk is an expected condition, not a bug: the block is rolled back (by SQLite or
         by us, once), nothing of it is written, and StorageFullError is raised instead of the
-        driver's error; ``storage_full_since`` holds until a top-level write commits.
+        driver's error; ``storage_full_since`` holds until a top-level write commits. So is a
+        lock another process held longer than the busy timeout: BusyError, nothing written.
         """
         top = not self.db.in_transaction()
         try:
@@ -127,6 +127,8 @@ class Hub:
         except HubError:
             raise  # deliberate (a nested block's StorageFullError, a MigrationError, ...)
         except Exception as exc:
+            if is_busy(exc):
+                raise BusyError() from exc
             if not is_storage_full(exc):
                 raise
             if self.storage_full_since is None:
@@ -237,9 +239,11 @@ def prepare_directories(data_dir: Path) -> None:
         secure_directory(directory)
 
 
-def connect(data_dir: Path, *, clock: Clock = system_clock) -> Hub:
+def connect(data_dir: Path, *, clock: Clock = system_clock,
+            busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Hub:
     """A Hub on ``<data>/hub.sqlite`` (WAL, pragmas), for a file :func:`refuse_unusable_file`
-    has accepted (``open_hub`` checks it first)."""
+    has accepted (``open_hub`` checks it first). ``busy_timeout_ms``: how long a write waits for
+    another connection's lock before it gives up (BusyError)."""
     db_path = data_dir / DB_FILE
     try:
         _enable_wal(db_path)
@@ -247,8 +251,8 @@ def connect(data_dir: Path, *, clock: Clock = system_clock) -> Hub:
         if isinstance(exc, sqlite3.OperationalError):  # locked for too long: not the file's fault
             raise
         raise SchemaError(f'{db_path} не открывается как база SQLite: {exc}') from exc
-    db = HubDatabase(str(db_path), pragmas=PRAGMAS, timeout=BUSY_TIMEOUT_MS / 1000,
-                     check_same_thread=False)
+    db = HubDatabase(str(db_path), pragmas=PRAGMAS + (('busy_timeout', busy_timeout_ms),),
+                     timeout=busy_timeout_ms / 1000, check_same_thread=False)
     return Hub(data_dir=data_dir, db=db, clock=clock)
 
 
@@ -394,25 +398,44 @@ def copy_database(db_path: Path, target: Path) -> None:
     committed state). Never a plain file copy of a WAL database. No partial file is left behind.
     """
     temp = target.with_name(target.name + '.tmp')
-    temp.unlink(missing_ok=True)
+    _remove_with_sidecars(temp)
     try:
         source = sqlite3.connect(str(db_path), timeout=BUSY_TIMEOUT_MS / 1000)
         try:
             copy = sqlite3.connect(str(temp))
             try:
                 source.backup(copy)
-                copy.execute('PRAGMA journal_mode=delete')  # one file, no -wal beside it
             finally:
                 copy.close()
         finally:
             source.close()
-        with open(temp, 'rb') as handle:
+        with open(temp, 'r+b') as handle:
+            _out_of_wal(handle)
             os.fsync(handle.fileno())
         os.replace(temp, target)
     except BaseException:
-        temp.unlink(missing_ok=True)
+        _remove_with_sidecars(temp)  # a full disk may leave a -journal, -wal or -shm beside it
         raise
     fsync_directory(target.parent)
+
+
+def _out_of_wal(handle) -> None:
+    # The backup API copies the source's header, WAL mode included, and a copy must be one file
+    # that opens without a -wal beside it. ``PRAGMA journal_mode=delete`` on the copy would open
+    # it in WAL first: a -wal and a -shm that need disk space, and on a nearly full disk the
+    # switch fails («disk I/O error», not SQLITE_FULL) and leaves them. The switch itself is
+    # bytes 18 and 19 of the header (1: rollback journal, 2: WAL; sqlite.org/fileformat.html,
+    # «File format version numbers»): written in place, in the file just copied, needing no space.
+    handle.seek(18)
+    if handle.read(2) == b'\x02\x02':
+        handle.seek(18)
+        handle.write(b'\x01\x01')
+        handle.flush()
+
+
+def _remove_with_sidecars(path: Path) -> None:
+    for name in (path.name, *(path.name + suffix for suffix in ('-journal', '-wal', '-shm'))):
+        path.with_name(name).unlink(missing_ok=True)
 
 
 def fsync_directory(directory: Path) -> None:

@@ -68,6 +68,17 @@ def is_storage_full(error: BaseException) -> bool:
     Peewee re-raises sqlite3's errors as its own (the original in ``args[0]`` and
     ``__context__``), and a failed rollback can follow the real error: the whole chain is read.
     """
+    for current in _chain(error):
+        code = getattr(current, 'sqlite_errorcode', 0) if isinstance(current, sqlite3.Error) else 0
+        if code & 0xFF == _SQLITE_FULL:  # extended codes keep the primary one in the low byte
+            return True
+        if isinstance(current, OSError) and current.errno in _DISK_FULL_ERRNOS:
+            return True
+    return False
+
+
+def _chain(error: BaseException):
+    """``error`` and every error it was raised from or while handling, each once."""
     seen: set[int] = set()
     todo = [error]
     while todo:
@@ -75,14 +86,29 @@ def is_storage_full(error: BaseException) -> bool:
         if current is None or id(current) in seen:
             continue
         seen.add(id(current))
-        code = getattr(current, 'sqlite_errorcode', 0) if isinstance(current, sqlite3.Error) else 0
-        if code & 0xFF == _SQLITE_FULL:  # extended codes keep the primary one in the low byte
-            return True
-        if isinstance(current, OSError) and current.errno in _DISK_FULL_ERRNOS:
-            return True
+        yield current
         todo += [current.__cause__, current.__context__]
         todo += [arg for arg in current.args if isinstance(arg, BaseException)]
-    return False
+
+
+class BusyError(HubError):
+    """хаб занят другой записью: повторите запрос через несколько секунд"""
+
+    title = 'Хаб занят'
+    # Seconds an interface is told to wait before it tries again (HTTP Retry-After).
+    retry_after = 5
+
+
+# SQLITE_BUSY (5): another connection holds the write lock past our busy timeout; SQLITE_LOCKED
+# (6): the same within one process (shared cache).
+_SQLITE_BUSY_CODES = frozenset((5, 6))
+
+
+def is_busy(error: BaseException) -> bool:
+    """True when ``error`` (or an error in its chain) says the database stayed locked."""
+    return any(isinstance(current, sqlite3.Error)
+               and getattr(current, 'sqlite_errorcode', 0) & 0xFF in _SQLITE_BUSY_CODES
+               for current in _chain(error))
 
 
 class SchemaError(HubError):

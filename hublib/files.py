@@ -28,7 +28,6 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
-from marshmallow import Schema
 from peewee import fn
 
 from . import batches
@@ -36,7 +35,8 @@ from .db import Hub, fsync_directory
 from .errors import (ConflictError, NotFoundError, PayloadTooLargeError, StorageFullError,
                      ValidationError, is_storage_full)
 from .models import AttachmentFile, Command, IssueAttachment
-from .validation import Text
+from .statuses import ACTIVE
+from .validation import Schema, Text
 
 MAX_FILE_BYTES = 256 * 2**20
 CHUNK_BYTES = 2**20
@@ -160,7 +160,7 @@ def _states(hub: Hub, attachment_ids: list[str]) -> dict[str, dict]:
 def _state(hub: Hub, file: str | None, commands: list[tuple[int, str, str | None]]) -> dict:
     if file is not None and has_file(hub, file):
         return {'state': 'ready', 'error': None}
-    active = [command_id for command_id, status, _ in commands if status in batches.ACTIVE]
+    active = [command_id for command_id, status, _ in commands if status in ACTIVE]
     if active:
         return {'state': 'fetching', 'error': None, 'command_id': active[-1]}
     if commands and commands[-1][1] in _FAILED:

@@ -10,23 +10,22 @@ from __future__ import annotations
 import itertools
 import operator
 
-from marshmallow import fields
-
-from . import modules, settings
+from . import fields, modules, settings
 from .db import Hub
 from .fieldmap import logical_field
-from .mirror import utc
-from .validation import (INT64_MAX, ISSUE_KEY, Int, JiraId, LenientSchema, check_page, is_int64,
-                         issue_key_field, require_int, require_list)
+from .mirror import time_ok, utc
+from .models import IssueChange, SqlNames
+from .validation import (INT64_MAX, ISSUE_KEY, Int, JiraId, JiraTime, LenientSchema, check_page,
+                         is_int64, issue_key_field, require_int, require_list)
 
-ITEM_TEXT_FIELDS = ('created', 'author', 'field_id', 'field_name', 'from_value', 'from_string',
-                    'to_value', 'to_string')
+ITEM_TEXT_FIELDS = ('author', 'field_id', 'field_name', 'from_value', 'from_string', 'to_value',
+                    'to_string')
 
 
 # One changed field of one history record of an issue.
 HistoryItem = LenientSchema.from_dict({
     'history_id': JiraId(required=True), 'seq': Int(required=True, minimum=0),
-    'key': issue_key_field(required=True),
+    'key': issue_key_field(required=True), 'created': JiraTime(allow_none=True),
     **{name: fields.String(allow_none=True) for name in ITEM_TEXT_FIELDS}}, name='HistoryItem')
 
 
@@ -40,12 +39,13 @@ class HistoryBody(LenientSchema):
 
 _TEXT = (str, type(None))
 _TEXT_KINDS = frozenset(_TEXT)
-_KEYS = ('history_id', 'seq', 'key', *ITEM_TEXT_FIELDS)
+_KEYS = ('history_id', 'seq', 'key', 'created', *ITEM_TEXT_FIELDS)
 _VALUES = operator.itemgetter(*_KEYS)
 
 
 def _values(item: object) -> tuple | None:
-    """The item's values in ``_KEYS`` order when they pass ``HistoryItem``'s rules, else None.
+    """The item's values in ``_KEYS`` order when they have ``HistoryItem``'s types, else None
+    (whether ``created`` is a time the hub can read is seen where its hub time is computed).
 
     One C call gathers them when every key is present (the agent sends all of them), and the
     checks run on locals."""
@@ -72,22 +72,32 @@ def _values(item: object) -> tuple | None:
 
 def item_ok(item: object) -> bool:
     """Whether ``HistoryItem`` accepts ``item``: the same rule in plain type checks (hot path)."""
-    return _values(item) is not None
+    values = _values(item)
+    return values is not None and time_ok(values[3])
 
 
-def page_columns(items: object) -> list[tuple]:
-    """A page's values column by column, in ``_KEYS`` order, history ids as text; a refused item:
-    ValidationError naming its fields."""
+def page_columns(items: object) -> tuple[list[tuple], list]:
+    """A page's values column by column, in ``_KEYS`` order, history ids as text, and its times in
+    hub UTC (``at``); a refused item: ValidationError naming its fields."""
     items = require_list(items, 'items')
     if not items:
-        return [()] * len(_KEYS)
-    return _usual_columns(items) or _item_columns(items)
+        return [()] * len(_KEYS), []
+    columns = _usual_columns(items) or _item_columns(items)
+    created = columns[3]
+    at = list(map(utc, created))
+    # A time to_utc cannot read is refused (JiraTime): stored, its row would never show. The
+    # agent sends none, so the page pays one C scan of ``at``.
+    if None in at and any(moment is None and text is not None
+                          for moment, text in zip(at, created)):
+        _refuse(items)
+    return columns, at
 
 
 def _usual_columns(items: list) -> list[tuple] | None:
     """The columns of a page in the agent's usual shape — every item a dict with every key,
-    history ids as text — when every item passes ``HistoryItem``'s rules; else None, and
-    :func:`_item_columns` judges item by item.
+    history ids as text — when every item has ``HistoryItem``'s types; else None, and
+    :func:`_item_columns` judges item by item (whether a time is readable is seen by
+    :func:`page_columns` for both).
 
     The rules of :func:`item_ok` (``tests/lib/test_ingest_validation.py`` proves that the page
     agrees with its items), checked a column at a time by C loops (``map``, ``set``, ``min``)
@@ -114,12 +124,17 @@ def _item_columns(items: list) -> list[tuple]:
     """The columns of any other page, its history ids as text; a refused item: ValidationError
     naming its fields (from the schema)."""
     page = [_values(item) for item in items]
-    if None in page:  # the schema names the fields of each refused item
-        check_page(items, 'items', item_ok, HistoryItem)
-        raise AssertionError('item_ok and HistoryItem disagree')  # their twin test fails too
+    if None in page:
+        _refuse(items)
     columns = list(zip(*page))
     columns[0] = tuple(value if type(value) is str else str(value) for value in columns[0])
     return columns
+
+
+def _refuse(items: list) -> None:
+    """Raise the schema's ValidationError naming the fields of each refused item."""
+    check_page(items, 'items', item_ok, HistoryItem)
+    raise AssertionError('item_ok and HistoryItem disagree')  # their twin test fails too
 
 
 class _LogicalFields(dict):
@@ -134,11 +149,9 @@ class _LogicalFields(dict):
         return field
 
 
-INSERT_CHANGE = """
-INSERT OR IGNORE INTO issue_change (history_id, seq, key, at, created, author, field, field_id,
-  field_name, from_value, from_string, to_value, to_string, fetched_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-"""
+INSERT_CHANGE = SqlNames(IssueChange).insert(
+    'history_id', 'seq', 'key', 'at', 'created', 'author', 'field', 'field_id', 'field_name',
+    'from_value', 'from_string', 'to_value', 'to_string', 'fetched_at', conflict='IGNORE')
 
 
 def ingest_history(hub: Hub, agent: str, command_id: int | None, items: list[dict]) -> dict:
@@ -149,14 +162,13 @@ def ingest_history(hub: Hub, agent: str, command_id: int | None, items: list[dic
     """
     modules.get_module(agent)
     require_int(command_id, 'command_id', required=False)
-    columns = page_columns(items)
-    if not columns[0]:
+    columns, at = page_columns(items)
+    if not at:
         return {'inserted': 0, 'ignored': 0}
     (history_ids, seqs, keys, created, author, field_id, field_name, from_value, from_string,
      to_value, to_string) = columns
     # Rows are zipped from columns: no Python call per row but for a time or a field not seen yet
     # (the two items of a record share their time; a page has a handful of fields).
-    at = list(map(utc, created))
     fields_of = _LogicalFields(settings.setting(hub, 'field_ids') or {})
     field = map(fields_of.__getitem__, zip(field_id, field_name))
     rows = list(zip(history_ids, seqs, keys, at, created, author, field, field_id, field_name,

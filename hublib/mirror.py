@@ -19,47 +19,60 @@ import functools
 import json
 import math
 
-from marshmallow import fields, validate
+from peewee import chunked
 
-from . import modules, search, slices
+from . import fields, modules, search, slices, validators
 from .db import Hub
 from .errors import ConflictError, NotFoundError
-from .models import Command, Issue, IssueAttachment, IssueComment, IssueLink, IssueSprint
+from .models import (Command, Issue, IssueAttachment, IssueComment, IssueLink, IssueSprint,
+                     JiraBoard, JiraProject, JiraSprint, RefreshWritten, SqlNames, SyncRun)
 from .timeutil import to_utc
-from .validation import (ISSUE_KEY, Bool, Int, JiraId, LenientSchema, Number, Text, check_page,
-                         is_int64, issue_key_field, load, require_int)
+from .validation import (ISSUE_KEY, AttachmentId, Bool, Int, JiraId, JiraTime, LenientSchema,
+                         Number, Text, check_page, is_attachment_id, is_int64, issue_key_field,
+                         load, require_int)
 
 LINK_DIRECTIONS = ('outward', 'inward')
 BOARD_TYPES = ('scrum', 'kanban')
 
 # --- the published schemas -------------------------------------------------------------------------
 
-def _texts(*names: str) -> dict[str, fields.Field]:
+def _string_fields(*names: str) -> dict[str, fields.Field]:
     return {name: fields.String(allow_none=True) for name in names}
+
+
+def _times(*names: str) -> dict[str, fields.Field]:
+    return {name: JiraTime(allow_none=True) for name in names}
 
 
 ISSUE_TEXT_FIELDS = ('id', 'issue_type', 'summary', 'description', 'status', 'priority', 'assignee',
                      'reporter', 'duedate', 'planned_start', 'planned_end', 'epic_key', 'sprint',
-                     'rank', 'updated', 'created')
-COMMENT_TEXT_FIELDS = ('author', 'created', 'updated', 'body')
-ATTACHMENT_TEXT_FIELDS = ('filename', 'mime_type', 'author', 'created')
+                     'rank')
+ISSUE_TIME_FIELDS = ('updated', 'created')
+COMMENT_TEXT_FIELDS = ('author', 'body')
+COMMENT_TIME_FIELDS = ('created', 'updated')
+ATTACHMENT_TEXT_FIELDS = ('filename', 'mime_type', 'author')
+ATTACHMENT_TIME_FIELDS = ('created',)
+SPRINT_TIME_FIELDS = ('start_date', 'end_date', 'complete_date')
 
 
 class LinkIn(LenientSchema):
     type = Text(required=True, min_length=1)
-    direction = fields.String(required=True, validate=validate.OneOf(LINK_DIRECTIONS))
+    direction = fields.String(required=True, validate=validators.OneOf(LINK_DIRECTIONS))
     key = Text(required=True, min_length=1)
 
 
-CommentIn = LenientSchema.from_dict({'id': JiraId(required=True), **_texts(*COMMENT_TEXT_FIELDS)},
-                               name='CommentIn')
+CommentIn = LenientSchema.from_dict(
+    {'id': JiraId(required=True), **_string_fields(*COMMENT_TEXT_FIELDS),
+     **_times(*COMMENT_TIME_FIELDS)}, name='CommentIn')
 AttachmentIn = LenientSchema.from_dict(
-    {'id': JiraId(required=True), 'size': Int(minimum=0, allow_none=True),
-     **_texts(*ATTACHMENT_TEXT_FIELDS)}, name='AttachmentIn')
+    {'id': AttachmentId(required=True), 'size': Int(minimum=0, allow_none=True),
+     **_string_fields(*ATTACHMENT_TEXT_FIELDS), **_times(*ATTACHMENT_TIME_FIELDS)},
+    name='AttachmentIn')
 
 IssueIn = LenientSchema.from_dict({
     'key': issue_key_field(required=True),
-    **_texts(*ISSUE_TEXT_FIELDS),
+    **_string_fields(*ISSUE_TEXT_FIELDS),
+    **_times(*ISSUE_TIME_FIELDS),
     'labels': fields.List(fields.String(), allow_none=True),
     'story_points': Number(allow_none=True),
     'neighbor': Bool(allow_none=True),
@@ -81,22 +94,34 @@ class StateBody(LenientSchema):
 # --- the fast twin of IssueIn -----------------------------------------------------------------------
 
 _TEXT = (str, type(None))
+# to_utc, remembered: a page repeats its times (every field of a history record shares one), and
+# the rows are built from the same values the check has just read.
+utc = functools.lru_cache(maxsize=65536)(to_utc)
+
+
+def time_ok(value: object) -> bool:
+    """Whether ``JiraTime(allow_none=True)`` accepts ``value`` (hot path)."""
+    return value is None or (type(value) is str and utc(value) is not None)
 
 
 def _is_id(value: object) -> bool:
     return (type(value) is str and value != '') or is_int64(value)
 
 
-def _entries_ok(entries: object, texts: tuple[str, ...], sized: bool) -> bool:
+def _entries_ok(entries: object, is_id, texts: tuple[str, ...], times: tuple[str, ...],
+                sized: bool) -> bool:
     if entries is None:
         return True
     if type(entries) is not list:
         return False
     for entry in entries:
-        if type(entry) is not dict or not _is_id(entry.get('id')):
+        if type(entry) is not dict or not is_id(entry.get('id')):
             return False
         for name in texts:
             if type(entry.get(name)) not in _TEXT:
+                return False
+        for name in times:
+            if not time_ok(entry.get(name)):
                 return False
         size = entry.get('size') if sized else None
         if size is not None and not (is_int64(size) and size >= 0):
@@ -114,6 +139,9 @@ def issue_ok(issue: object) -> bool:
         return False
     for name in ISSUE_TEXT_FIELDS:
         if type(get(name)) not in _TEXT:
+            return False
+    for name in ISSUE_TIME_FIELDS:
+        if not time_ok(get(name)):
             return False
     labels, points, neighbor = get('labels'), get('story_points'), get('neighbor')
     if labels is not None and (type(labels) is not list
@@ -133,8 +161,9 @@ def issue_ok(issue: object) -> bool:
                     or type(link.get('type')) is not str or not link['type']
                     or type(link.get('key')) is not str or not link['key']):
                 return False
-    if not (_entries_ok(get('comments'), COMMENT_TEXT_FIELDS, False)
-            and _entries_ok(get('attachments'), ATTACHMENT_TEXT_FIELDS, True)):
+    if not (_entries_ok(get('comments'), _is_id, COMMENT_TEXT_FIELDS, COMMENT_TIME_FIELDS, False)
+            and _entries_ok(get('attachments'), is_attachment_id, ATTACHMENT_TEXT_FIELDS,
+                            ATTACHMENT_TIME_FIELDS, True)):
         return False
     sprint_ids = get('sprint_ids')
     return sprint_ids is None or (type(sprint_ids) is list
@@ -143,38 +172,29 @@ def issue_ok(issue: object) -> bool:
 
 # --- state ingest -------------------------------------------------------------------------------------
 
-# to_utc, remembered: a page repeats its times (every field of a history record shares one).
-utc = functools.lru_cache(maxsize=65536)(to_utc)
-
-_ISSUE_COLUMNS = ('key', 'id', 'issue_type', 'summary', 'description', 'status', 'priority',
-                  'assignee', 'reporter', 'duedate', 'planned_start', 'planned_end', 'epic_key',
-                  'labels', 'sprint', 'rank', 'story_points', 'jira_updated', 'created', 'neighbor',
-                  'fetched_at')
-
-
-def _insert(model, columns: tuple[str, ...], conflict: str = '') -> str:
-    """``INSERT [OR …] INTO <table> (<columns>) VALUES (?, …)`` from the model's own names."""
-    table = model._meta.table_name
-    assert all(name in model._meta.fields for name in columns), columns  # names live in models
-    return (f'INSERT {conflict} INTO {table} ({", ".join(columns)}) '
-            f'VALUES ({", ".join("?" * len(columns))})')
-
-
-UPSERT_ISSUE = (_insert(Issue, _ISSUE_COLUMNS) + ' ON CONFLICT (key) DO UPDATE SET '
-                 + ', '.join(f'{name} = excluded.{name}' for name in _ISSUE_COLUMNS[1:]))
-INSERT_LINK = _insert(IssueLink, ('source_key', 'target_key', 'link_type'), 'OR IGNORE')
-INSERT_COMMENT = _insert(IssueComment, ('key', 'comment_id', 'author', 'created', 'updated',
-                                         'body', 'created_at'), 'OR REPLACE')
-INSERT_ATTACHMENT = _insert(IssueAttachment, ('attachment_id', 'key', 'filename', 'size',
-                                               'mime_type', 'author', 'created', 'created_at'),
-                             'OR REPLACE')
-INSERT_SPRINT = _insert(IssueSprint, ('key', 'sprint_id'), 'OR IGNORE')
-INSERT_WRITTEN = 'INSERT OR IGNORE INTO refresh_written (command_id, key) VALUES (?, ?)'
-DELETE_BY = {model: f'DELETE FROM {model._meta.table_name} WHERE {column} = ?' for model, column in
-              ((IssueLink, 'source_key'), (IssueComment, 'key'), (IssueAttachment, 'key'),
-               (IssueSprint, 'key'))}
-_COUNT_RUN = ('UPDATE sync_run SET issues_count = issues_count + ?, links_count = links_count + ? '
-              'WHERE command_id = ?')
+# The page's statements, in the order of the values ``_rows`` makes for them.
+_ISSUE_FIELDS = ('key', 'id', 'issue_type', 'summary', 'description', 'status', 'priority',
+                 'assignee', 'reporter', 'duedate', 'planned_start', 'planned_end', 'epic_key',
+                 'labels', 'sprint', 'rank', 'story_points', 'jira_updated', 'created', 'neighbor',
+                 'fetched_at')
+_ISSUE, _LINK, _COMMENT, _ATTACHMENT, _SPRINT, _WRITTEN, _RUN = map(SqlNames, (
+    Issue, IssueLink, IssueComment, IssueAttachment, IssueSprint, RefreshWritten, SyncRun))
+UPSERT_ISSUE = (_ISSUE.insert(*_ISSUE_FIELDS) + f' ON CONFLICT ({_ISSUE.key}) DO UPDATE SET '
+                + ', '.join(f'{column} = excluded.{column}'
+                            for column in (getattr(_ISSUE, name) for name in _ISSUE_FIELDS[1:])))
+INSERT_LINK = _LINK.insert('source_key', 'target_key', 'link_type', conflict='IGNORE')
+INSERT_COMMENT = _COMMENT.insert('key', 'comment_id', 'author', 'created', 'updated', 'body',
+                                 'created_at', conflict='REPLACE')
+INSERT_ATTACHMENT = _ATTACHMENT.insert('attachment_id', 'key', 'filename', 'size', 'mime_type',
+                                       'author', 'created', 'created_at', conflict='REPLACE')
+INSERT_SPRINT = _SPRINT.insert('key', 'sprint_id', conflict='IGNORE')
+INSERT_WRITTEN = _WRITTEN.insert('command_id', 'key', conflict='IGNORE')
+DELETE_BY = {IssueLink: f'DELETE FROM {_LINK} WHERE {_LINK.source_key} = ?',
+             IssueComment: f'DELETE FROM {_COMMENT} WHERE {_COMMENT.key} = ?',
+             IssueAttachment: f'DELETE FROM {_ATTACHMENT} WHERE {_ATTACHMENT.key} = ?',
+             IssueSprint: f'DELETE FROM {_SPRINT} WHERE {_SPRINT.key} = ?'}
+_COUNT_RUN = (f'UPDATE {_RUN} SET {_RUN.issues_count} = {_RUN.issues_count} + ?, '
+              f'{_RUN.links_count} = {_RUN.links_count} + ? WHERE {_RUN.command_id} = ?')
 
 
 def _check_refresh(hub: Hub, command_id: int) -> None:
@@ -292,13 +312,16 @@ class ColumnIn(LenientSchema):
     statuses = fields.List(fields.String(), required=True)
 
 
-SprintIn = LenientSchema.from_dict({'id': Int(required=True), **_texts(
-    'name', 'state', 'start_date', 'end_date', 'complete_date', 'goal')}, name='SprintIn')
+SPRINT_FIELDS = ('name', 'state', 'start_date', 'end_date', 'complete_date', 'goal')
+SprintIn = LenientSchema.from_dict({'id': Int(required=True), **_string_fields('name', 'state', 'goal'),
+                                    **_times(*SPRINT_TIME_FIELDS)}, name='SprintIn')
+# Rows per statement of the boards' upserts: at most 800 values, below the 999 of old SQLite builds.
+_CHUNK = 100
 
 
 class BoardIn(LenientSchema):
     board_id = Int(required=True, minimum=1)
-    type = fields.String(allow_none=True, validate=validate.OneOf(BOARD_TYPES))
+    type = fields.String(allow_none=True, validate=validators.OneOf(BOARD_TYPES))
     columns = fields.List(fields.Nested(ColumnIn), allow_none=True)
     kanban_backlog = _Backlog(allow_none=True)
     sprints = fields.List(fields.Nested(SprintIn), allow_none=True)
@@ -312,38 +335,37 @@ class BoardsBody(LenientSchema):
     boards = fields.List(fields.Nested(BoardIn), required=True)
 
 
-_UPSERT_BOARD = ('INSERT OR REPLACE INTO jira_board (board_id, type, columns, kanban_backlog, '
-                 'fetched_at) VALUES (?, ?, ?, ?, ?)')
-_UPSERT_SPRINT = ('INSERT OR REPLACE INTO jira_sprint (sprint_id, board_id, name, state, '
-                  'start_date, end_date, complete_date, goal) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
-
-
 def ingest_boards(hub: Hub, agent: str, command_id: int | None, boards: list[dict]) -> dict:
     """Upsert boards and their sprints, set ``board_type`` of projects on those boards.
+
+    A cold path (once per refresh), so peewee builds the statements: 3–12 ms for the demo's
+    boards where the same rows as hand-written ``executemany`` took ~1.3 ms.
 
     Decision: ``command_id`` is only type-checked (boards carry no per-run counters), and a
     board sent without ``sprints`` keeps its stored sprints.
     """
     body = load(BoardsBody, {'agent': agent, 'command_id': command_id, 'boards': boards})
     now = hub.now()
-    board_rows, sprint_rows, type_rows = [], [], []
+    board_rows, sprint_rows = [], []
     for board in body['boards']:
         columns = board.get('columns')
-        board_rows.append((board['board_id'], board.get('type'),
-                           json.dumps(columns, ensure_ascii=False) if columns is not None else None,
-                           board.get('kanban_backlog'), now))
-        type_rows.append((board.get('type'), board['board_id']))
-        sprint_rows.extend((sprint['id'], board['board_id'], sprint.get('name'),
-                            sprint.get('state'), sprint.get('start_date'), sprint.get('end_date'),
-                            sprint.get('complete_date'), sprint.get('goal'))
+        board_rows.append({
+            'board_id': board['board_id'], 'type': board.get('type'),
+            'columns': json.dumps(columns, ensure_ascii=False) if columns is not None else None,
+            'kanban_backlog': board.get('kanban_backlog'), 'fetched_at': now})
+        sprint_rows.extend({'sprint_id': sprint['id'], 'board_id': board['board_id'],
+                            **{name: sprint.get(name) for name in SPRINT_FIELDS}}
                            for sprint in board.get('sprints') or ())
     with hub.write():
-        cursor = hub.db.cursor()
-        cursor.executemany(_UPSERT_BOARD, board_rows)
-        cursor.executemany(_UPSERT_SPRINT, sprint_rows)
-        cursor.executemany('UPDATE jira_project SET board_type = ? WHERE board_id = ?', type_rows)
+        for chunk in chunked(board_rows, _CHUNK):
+            JiraBoard.insert_many(chunk).on_conflict_replace().execute(hub.db)
+        for chunk in chunked(sprint_rows, _CHUNK):
+            JiraSprint.insert_many(chunk).on_conflict_replace().execute(hub.db)
+        for row in board_rows:
+            JiraProject.update(board_type=row['type']) \
+                .where(JiraProject.board_id == row['board_id']).execute(hub.db)
     return {'boards': len(board_rows), 'sprints': len(sprint_rows)}
 
 
 __all__ = ['IssueIn', 'StateBody', 'BoardsBody', 'issue_ok', 'validate_issues', 'ingest_state',
-           'ingest_boards', 'utc']
+           'ingest_boards', 'utc', 'time_ok']

@@ -11,6 +11,8 @@ Models are deliberately bound to no database. Every query names the hub's databa
 """
 from __future__ import annotations
 
+from typing import Iterable
+
 from peewee import SQL, AutoField, CompositeKey, FloatField, IntegerField, Model, TextField
 from playhouse.sqlite_ext import AutoIncrementField
 
@@ -22,9 +24,9 @@ def _text(**kwargs) -> TextField:
     return TextField(**kwargs)
 
 
-def _texts(count: int) -> tuple[TextField, ...]:
+def _text_columns(count: int) -> tuple[TextField, ...]:
     """``count`` nullable TEXT columns. A model's columns keep the order their fields were made
-    in, so ``a, b, c = _texts(3)`` declares them in that order, as the legacy DDL has them."""
+    in, so ``a, b, c = _text_columns(3)`` declares them in that order, as the legacy DDL has them."""
     return tuple(_text() for _ in range(count))
 
 
@@ -53,11 +55,11 @@ class BaseModel(Model):
 class Issue(BaseModel):
     key = _text(primary_key=True)
     (id, issue_type, summary, description, status, priority, assignee, reporter, duedate,
-     planned_start, planned_end, epic_key) = _texts(12)
+     planned_start, planned_end, epic_key) = _text_columns(12)
     labels = TextField(default='[]', constraints=[SQL("DEFAULT '[]'")])
-    sprint, jira_updated, fetched_at = _texts(3)
+    sprint, jira_updated, fetched_at = _text_columns(3)
     neighbor = _counter()
-    created, rank = _texts(2)
+    created, rank = _text_columns(2)
     story_points = FloatField(null=True)
 
     class Meta:
@@ -80,7 +82,7 @@ class IssueLink(BaseModel):
 class IssueComment(BaseModel):
     key = TextField()
     comment_id = TextField()
-    author, created, updated, body, created_at = _texts(5)
+    author, created, updated, body, created_at = _text_columns(5)
 
     class Meta:
         primary_key = CompositeKey('key', 'comment_id')
@@ -91,7 +93,7 @@ class IssueChange(BaseModel):
     seq = IntegerField()
     key = TextField()
     (at, created, author, field, field_id, field_name, from_value, from_string, to_value,
-     to_string) = _texts(10)
+     to_string) = _text_columns(10)
     fetched_at = TextField()
 
     class Meta:
@@ -104,7 +106,7 @@ class IssueAttachment(BaseModel):
     key = TextField(index=True)
     filename = _text()
     size = _int()
-    mime_type, author, created, created_at = _texts(4)
+    mime_type, author, created, created_at = _text_columns(4)
 
 
 class AttachmentFile(BaseModel):
@@ -116,7 +118,7 @@ class AttachmentFile(BaseModel):
 
 class IssueNote(BaseModel):
     key = _text(primary_key=True)
-    work_kind, done_text, rest_text, owner_note, updated_at, updated_by = _texts(6)
+    work_kind, done_text, rest_text, owner_note, updated_at, updated_by = _text_columns(6)
 
 
 class IssueSprint(BaseModel):
@@ -129,7 +131,7 @@ class IssueSprint(BaseModel):
 
 class JiraBoard(BaseModel):
     board_id = _int(primary_key=True)
-    type, columns = _texts(2)
+    type, columns = _text_columns(2)
     kanban_backlog = _int()
     fetched_at = _text()
 
@@ -137,7 +139,7 @@ class JiraBoard(BaseModel):
 class JiraSprint(BaseModel):
     sprint_id = _int(primary_key=True)
     board_id = _int(index=True)
-    name, state, start_date, end_date, complete_date, goal = _texts(6)
+    name, state, start_date, end_date, complete_date, goal = _text_columns(6)
 
 
 class Batch(BaseModel):
@@ -157,7 +159,7 @@ class Command(BaseModel):
     type = TextField()
     params = TextField(default='{}', constraints=[SQL("DEFAULT '{}'")])
     status = TextField(default='queued', constraints=[SQL("DEFAULT 'queued'")])
-    claimed_at, finished_at, result, error = _texts(4)
+    claimed_at, finished_at, result, error = _text_columns(4)
     jira_calls, rate_limited = _counter(), _counter()
     pause_seconds = _int()
     depends_on = _references('command', null=True, index=True)
@@ -180,7 +182,7 @@ class SyncRun(BaseModel):
 
 class AgentStatus(BaseModel):
     agent = _text(primary_key=True)
-    last_seen_at, agent_version = _texts(2)
+    last_seen_at, agent_version = _text_columns(2)
     settings_version, current_command_id = _int(), _int()
     last_call_at = _text()
 
@@ -278,7 +280,35 @@ class LateDone(BaseModel):
     command_id = IntegerField(primary_key=True)
 
 
-INTERNAL_MODELS = (IssueMember, SliceCount, IssueSearch, RefreshWritten, BatchFollowup, LateDone)
+class BatchRetry(BaseModel):
+    """Bookkeeping: a batch made by «повторить неудавшиеся» and the batch it retries
+    (``retry_of`` in the batch's representation, contract §9.4b)."""
+
+    batch_id = IntegerField(primary_key=True)
+    retry_of = IntegerField(index=True)
+
+
+class IdempotentRequest(BaseModel):
+    """Bookkeeping: a write sent with an ``Idempotency-Key`` and the answer the hub gave it
+    (contract §9.4b), kept 24 hours per token role (``hublib.idempotency``)."""
+
+    role = TextField()
+    key = TextField()
+    method = TextField()
+    path = TextField()
+    body_hash = TextField()
+    status = IntegerField()
+    response = TextField()
+    created_at = TextField()
+
+    class Meta:
+        primary_key = CompositeKey('role', 'key')
+        # the sweep of expired keys takes the oldest first
+        indexes = ((('created_at',), False),)
+
+
+INTERNAL_MODELS = (IssueMember, SliceCount, IssueSearch, RefreshWritten, BatchFollowup, LateDone,
+                   BatchRetry, IdempotentRequest)
 
 # Tables only the agent's side writes (spec «Зеркало задачи», «Доски, спринты…», contract §14).
 MIRROR_TABLES = ('issue', 'issue_link', 'issue_comment', 'issue_attachment', 'issue_change',
@@ -290,10 +320,19 @@ GUARDED_TABLES = MIRROR_TABLES + DERIVED_TABLES
 
 
 class SqlNames:
-    """Names of a model for SQL text built once at import, where a hot path cannot afford
-    peewee's per-call query building: ``str(names)`` is the table, ``names.status`` a column.
-    A field the model does not have fails at import, so a rename in this module cannot leave a
-    stale statement behind."""
+    """The names of a model for SQL written by hand.
+
+    A hot path (ingest, claim and report, issue pages and the card) cannot afford peewee's query
+    building on every call (~0.1–0.4 ms a query, more than SQLite takes to answer it), so its
+    statements are built once, at import, and run many times, with the measured figure in a
+    comment beside them: a query peewee can say is a peewee query compiled once
+    (``db.Prepared``); a statement it cannot (``executemany`` upserts, FTS5, set-based statements
+    over ``json_each``) is a module constant written as an f-string of these names and run with
+    ``hub.db.execute_sql`` or ``cursor.executemany``. ``str(names)`` is the table,
+    ``names.status`` a column, :meth:`insert` the common ``INSERT … VALUES (?, …)``. A field the
+    model does not have fails at import, so a rename here cannot leave a stale statement behind.
+    Everything else queries the models through peewee as it is.
+    """
 
     def __init__(self, model: type[Model]):
         self._model = model
@@ -310,3 +349,15 @@ class SqlNames:
     def columns(self) -> tuple[str, ...]:
         """Every column, in the model's field order."""
         return tuple(field.column_name for field in self._model._meta.sorted_fields)
+
+    def insert(self, *fields: str, conflict: str = '') -> str:
+        """``INSERT [OR <conflict>] INTO <table> (<columns of fields>) VALUES (?, …)``."""
+        columns = [getattr(self, name) for name in fields]
+        verb = f'INSERT OR {conflict}' if conflict else 'INSERT'
+        return (f'{verb} INTO {self} ({", ".join(columns)}) '
+                f'VALUES ({", ".join("?" * len(columns))})')
+
+
+def sql_list(values: Iterable[str]) -> str:
+    """Constant names (statuses, command types) as an SQL list: ``'queued', 'claimed'``."""
+    return ', '.join(f"'{value}'" for value in values)

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from marshmallow import Schema, fields, validate
-
+from . import fields, validators
 from .db import Hub
 from .errors import NotFoundError
 from .models import IssueNote
-from .validation import NOT_BLANK_PATTERN, Pattern, Text, issue_or_temp_key_field, load
+from .validation import (NOT_BLANK_PATTERN, Pattern, Schema, Text, issue_or_temp_key_field, load,
+                         lookup_key)
 
 TEXT_FIELDS = ('work_kind', 'done_text', 'rest_text', 'owner_note')
 TEXT_MAX = 20000
@@ -22,13 +22,14 @@ AUTHOR_MAX = 200
 NoteChange = Schema.from_dict({
     **{name: Text(max_length=TEXT_MAX, allow_none=True) for name in TEXT_FIELDS},
     'updated_by': fields.String(required=True, validate=[
-        validate.Length(max=AUTHOR_MAX), Pattern(NOT_BLANK_PATTERN, 'укажите, кто правит заметку')]),
+        validators.Length(max=AUTHOR_MAX), Pattern(NOT_BLANK_PATTERN, 'укажите, кто правит заметку')]),
 }, name='NoteChange')
 NoteKey = Schema.from_dict({'key': issue_or_temp_key_field(required=True)}, name='NoteKey')
 
 
 def _checked_key(key: str) -> str:
-    return load(NoteKey, {'key': key})['key']
+    """A Jira key (in Jira's case, whatever case it was typed in) or a temp key."""
+    return load(NoteKey, {'key': lookup_key(key)})['key']
 
 
 def _row(hub: Hub, key: str) -> dict | None:
@@ -38,7 +39,8 @@ def _row(hub: Hub, key: str) -> dict | None:
 
 def note(hub: Hub, key: str) -> dict:
     """The note of ``key`` (a Jira key or a temp key); NotFoundError when the key has none."""
-    found = _row(hub, _checked_key(key))
+    key = _checked_key(key)
+    found = _row(hub, key)
     if found is None:
         raise NotFoundError(f'у {key} нет заметки')
     return found

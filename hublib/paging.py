@@ -10,8 +10,20 @@ import binascii
 import json
 from typing import Callable
 
+from . import fields
 from .errors import ValidationError
-from .validation import INT64_MAX, INT64_MIN
+from .validation import INT64_MAX, INT64_MIN, Pattern
+
+# The alphabet of a cursor (base64url, no padding), published so that a document reader knows a
+# cursor is a token to pass back, not a value to build.
+CURSOR_PATTERN = r'^[A-Za-z0-9_-]*$'
+CURSOR_MESSAGE = 'неверный курсор'
+
+
+def cursor_field() -> fields.String:
+    """The ``cursor`` of a collection's query: a ``next_cursor`` the hub issued."""
+    return fields.String(validate=Pattern(CURSOR_PATTERN, CURSOR_MESSAGE),
+                         metadata={'description': 'next_cursor предыдущей страницы'})
 
 
 def page_limit(value: object, default: int, maximum: int, *, name: str = 'limit',
@@ -34,8 +46,9 @@ def encode_cursor(values: list) -> str:
     return base64.urlsafe_b64encode(raw).decode().rstrip('=')
 
 
-def decode_cursor(value: object, shape: tuple[type, ...]) -> list | None:
-    """The sort key of a cursor whose values have the types of ``shape``; ``None`` when absent."""
+def decode_cursor(value: object, shape: tuple[type | tuple[type, ...], ...]) -> list | None:
+    """The sort key of a cursor whose values have the types of ``shape`` (an entry may be a tuple
+    of types: one of them); ``None`` when absent."""
     if value is None or value == '':
         return None
     try:
@@ -44,9 +57,10 @@ def decode_cursor(value: object, shape: tuple[type, ...]) -> list | None:
     except (ValueError, binascii.Error, UnicodeDecodeError):
         values = None
     if not (isinstance(values, list) and len(values) == len(shape) and all(
-            type(v) is t and (t is not int or INT64_MIN <= v <= INT64_MAX)
+            type(v) in (t if isinstance(t, tuple) else (t,))
+            and (type(v) is not int or INT64_MIN <= v <= INT64_MAX)
             for v, t in zip(values, shape))):
-        raise ValidationError({'cursor': ['неверный курсор']})
+        raise ValidationError({'cursor': [CURSOR_MESSAGE]})
     return values
 
 

@@ -5,15 +5,16 @@ builds its slice from the mirror in the same transaction.
 """
 from __future__ import annotations
 
-from marshmallow import Schema, fields, validate
+from typing import Any, Mapping
+
 from peewee import JOIN, fn
 
-from . import slices
+from . import fields, slices, validators
 from .db import Hub
 from .errors import ConflictError, NotFoundError
-from .models import IssueMember, JiraProject, Project, SliceCount
+from .models import JiraProject, Project, SliceCount
 from .settings import PROJECT_ORDER, base_jql, project_labels
-from .validation import INT64_MAX, WHITESPACE, Int, Pattern, StrippedText, load
+from .validation import INT64_MAX, WHITESPACE, Int, Pattern, Schema, StrippedText, load
 
 LABEL_MAX = 100
 NAME_MAX = 100
@@ -30,7 +31,7 @@ class ProjectCreate(Schema):
     """Body of ``POST /projects``."""
 
     label = fields.String(required=True, validate=[
-        validate.Length(min=1, max=LABEL_MAX, error=f'метка: от 1 до {LABEL_MAX} символов'),
+        validators.Length(min=1, max=LABEL_MAX, error=f'метка: от 1 до {LABEL_MAX} символов'),
         Pattern(LABEL_PATTERN, 'недопустимая метка', _LABEL_REASONS)],
         metadata={'example': 'AWPCA', 'description': 'Метка Jira; уникальна без учёта регистра'})
     name = StrippedText(
@@ -42,8 +43,14 @@ class ProjectCreate(Schema):
 
 
 def create_project(hub: Hub, label: str, name: str, board_id: int | None = None) -> dict:
-    """Create a project (and its jira board row, and its slice); settings_version is not touched."""
-    values = load(ProjectCreate, {'label': label, 'name': name, 'board_id': board_id})
+    """:func:`submit_project` with the fields of the body as arguments."""
+    return submit_project(hub, {'label': label, 'name': name, 'board_id': board_id})
+
+
+def submit_project(hub: Hub, body: Mapping[str, Any]) -> dict:
+    """Create a project (and its jira board row, and its slice) from the body of
+    ``POST /projects``, checked once by :class:`ProjectCreate`; settings_version is not touched."""
+    values = load(ProjectCreate, body)
     label, name = values['label'], values['name']
     with hub.write():
         existing = Project.select(Project.label).tuples().execute(hub.db)
@@ -85,18 +92,6 @@ def projects(hub: Hub) -> list[dict]:
         return list(_select().order_by(*PROJECT_ORDER).dicts().execute(hub.db))
 
 
-def slice_counts(hub: Hub, label: str) -> dict:
-    """How many own issues and neighbours the project's slice has."""
-    return slices.counts(hub, label)
-
-
-def project_slice(hub: Hub, label: str) -> dict[str, bool]:
-    """Keys of the project's slice mapped to ``neighbor`` relative to that project."""
-    return {key: bool(neighbor) for key, neighbor in
-            IssueMember.select(IssueMember.key, IssueMember.neighbor)
-            .where(IssueMember.label == label).tuples().execute(hub.db)}
-
-
 def require_project(hub: Hub, label: str) -> str:
     """``label`` when such a project exists, else NotFoundError."""
     if not Project.select().where(Project.label == label).exists(hub.db):
@@ -104,5 +99,5 @@ def require_project(hub: Hub, label: str) -> str:
     return label
 
 
-__all__ = ['ProjectCreate', 'create_project', 'project', 'projects', 'slice_counts',
-           'project_slice', 'project_labels', 'require_project', 'base_jql']
+__all__ = ['ProjectCreate', 'create_project', 'submit_project', 'project', 'projects',
+           'project_labels', 'require_project', 'base_jql']

@@ -22,42 +22,48 @@ import json
 import re
 
 from .db import Hub
+from .models import Issue, IssueComment, IssueSearch, SqlNames
 
 WEIGHTS = (10.0, 3.0, 1.0)
 SNIPPET_TOKENS = 12
 
+# The index and its content are this module's own objects, not models: their names live here.
+FTS_TABLE, SOURCE_VIEW = 'issue_fts', 'issue_fts_source'
+_ISSUE, _COMMENT, _DOC = SqlNames(Issue), SqlNames(IssueComment), SqlNames(IssueSearch)
+
 _FOLD = "replace(replace({text}, 'ё', 'е'), 'Ё', 'Е')"
 _SOURCE_VIEW = f"""
-CREATE VIEW IF NOT EXISTS issue_fts_source AS
-SELECT d.docid AS docid, {_FOLD.format(text='i.summary')} AS summary,
-  {_FOLD.format(text='i.description')} AS description,
-  (SELECT group_concat({_FOLD.format(text='c.body')}, char(10)) FROM issue_comment c
-   WHERE c.key = d.key) AS comments
-FROM issue_search d JOIN issue i ON i.key = d.key
+CREATE VIEW IF NOT EXISTS {SOURCE_VIEW} AS
+SELECT d.{_DOC.docid} AS docid, {_FOLD.format(text=f'i.{_ISSUE.summary}')} AS summary,
+  {_FOLD.format(text=f'i.{_ISSUE.description}')} AS description,
+  (SELECT group_concat({_FOLD.format(text=f'c.{_COMMENT.body}')}, char(10)) FROM {_COMMENT} c
+   WHERE c.{_COMMENT.key} = d.{_DOC.key}) AS comments
+FROM {_DOC} d JOIN {_ISSUE} i ON i.{_ISSUE.key} = d.{_DOC.key}
 """
-_FTS_TABLE = """
-CREATE VIRTUAL TABLE IF NOT EXISTS issue_fts USING fts5(summary, description, comments,
-  content='issue_fts_source', content_rowid='docid', tokenize='unicode61 remove_diacritics 2')
+_FTS_TABLE = f"""
+CREATE VIRTUAL TABLE IF NOT EXISTS {FTS_TABLE} USING fts5(summary, description, comments,
+  content='{SOURCE_VIEW}', content_rowid='docid', tokenize='unicode61 remove_diacritics 2')
 """
-_DOCS = 'INSERT OR IGNORE INTO issue_search (key) SELECT value FROM json_each(:keys)'
-_TEXTS = ('SELECT d.key, s.docid, s.summary, s.description, s.comments FROM issue_search d '
-          'JOIN issue_fts_source s ON s.docid = d.docid '
-          'WHERE d.key IN (SELECT value FROM json_each(:keys))')
-DELETE_DOCUMENT = ("INSERT INTO issue_fts (issue_fts, rowid, summary, description, comments) "
-           "VALUES ('delete', ?, ?, ?, ?)")
-INSERT_DOCUMENT = 'INSERT INTO issue_fts (rowid, summary, description, comments) VALUES (?, ?, ?, ?)'
+_DOCS = f'INSERT OR IGNORE INTO {_DOC} ({_DOC.key}) SELECT value FROM json_each(:keys)'
+_TEXTS = (f'SELECT d.{_DOC.key}, s.docid, s.summary, s.description, s.comments FROM {_DOC} d '
+          f'JOIN {SOURCE_VIEW} s ON s.docid = d.{_DOC.docid} '
+          f'WHERE d.{_DOC.key} IN (SELECT value FROM json_each(:keys))')
+DELETE_DOCUMENT = (f'INSERT INTO {FTS_TABLE} ({FTS_TABLE}, rowid, summary, description, comments) '
+                   "VALUES ('delete', ?, ?, ?, ?)")
+INSERT_DOCUMENT = (f'INSERT INTO {FTS_TABLE} (rowid, summary, description, comments) '
+                   'VALUES (?, ?, ?, ?)')
 
 _WORD = re.compile(r'(\w+)(\*?)')
 
 
 def exists(hub: Hub) -> bool:
     """Whether this file has the full-text index."""
-    return hub.db.table_exists('issue_fts')
+    return hub.db.table_exists(FTS_TABLE)
 
 
 _BUILD = (_SOURCE_VIEW, _FTS_TABLE,
-          'INSERT OR IGNORE INTO issue_search (key) SELECT key FROM issue',
-          "INSERT INTO issue_fts (issue_fts) VALUES ('rebuild')")
+          f'INSERT OR IGNORE INTO {_DOC} ({_DOC.key}) SELECT {_ISSUE.key} FROM {_ISSUE}',
+          f"INSERT INTO {FTS_TABLE} ({FTS_TABLE}) VALUES ('rebuild')")
 
 
 def build(hub: Hub) -> None:
@@ -86,16 +92,43 @@ def reindex(hub: Hub, keys: list[str], before: dict[str, tuple]) -> None:
     cursor.executemany(INSERT_DOCUMENT, [new for key, new in after.items() if before.get(key) != new])
 
 
-def match_expression(text: str) -> str | None:
+# JQL's text fields (contract §16) and the index column each searches (None: all three).
+COLUMN_OF = {'summary': 'summary', 'description': 'description', 'comment': 'comments',
+             'text': None}
+
+
+def match_expression(text: str, column: str | None = None) -> str | None:
     """The FTS5 query for a user's search text: quoted words (``*`` keeps a prefix), all required;
-    ``None`` when the text holds no word (it matches nothing)."""
+    ``None`` when the text holds no word (it matches nothing).
+
+    A text wrapped in double quotes (JQL ``summary ~ "\\"точная фраза\\""``) is a phrase: its
+    words in that order. ``column`` restricts the match to one column of the index.
+    """
     folded = text.replace('ё', 'е').replace('Ё', 'Е')
-    terms = [f'"{word}"{star}' for word, star in _WORD.findall(folded)]
-    return ' '.join(terms) or None
+    stripped = folded.strip()
+    words = _WORD.findall(folded)
+    if len(stripped) > 1 and stripped[0] == stripped[-1] == '"' and '"' not in stripped[1:-1] \
+            and words:
+        star = words[-1][1]
+        terms = ['"' + ' '.join(word for word, _ in words) + '"' + star]
+    else:
+        terms = [f'"{word}"{star}' for word, star in words]
+    if not terms:
+        return None
+    expression = ' '.join(terms)
+    return f'{{{column}}} : ({expression})' if column else expression
 
 
-RANK_SQL = 'bm25(issue_fts, {}, {}, {})'.format(*WEIGHTS)
-SNIPPET_SQL = f"snippet(issue_fts, -1, '[', ']', '…', {SNIPPET_TOKENS})"
+def matching_keys(match: str) -> str:
+    """A subquery of the keys whose document matches the FTS5 expression in parameter ``match``
+    (the SQL placeholder, e.g. ``:j3``): how JQL's ``~`` filters."""
+    return (f'SELECT d.{_DOC.key} FROM {FTS_TABLE} f CROSS JOIN {_DOC} d '
+            f'ON d.{_DOC.docid} = f.rowid WHERE {FTS_TABLE} MATCH {match}')
 
-__all__ = ['exists', 'build', 'texts', 'reindex', 'INSERT_DOCUMENT', 'DELETE_DOCUMENT',
-           'match_expression', 'RANK_SQL', 'SNIPPET_SQL']
+
+RANK_SQL = f'bm25({FTS_TABLE}, {", ".join(map(str, WEIGHTS))})'
+SNIPPET_SQL = f"snippet({FTS_TABLE}, -1, '[', ']', '…', {SNIPPET_TOKENS})"
+
+__all__ = ['FTS_TABLE', 'SOURCE_VIEW', 'exists', 'build', 'texts', 'reindex', 'INSERT_DOCUMENT',
+           'DELETE_DOCUMENT', 'match_expression', 'matching_keys', 'COLUMN_OF', 'RANK_SQL',
+           'SNIPPET_SQL']

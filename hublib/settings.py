@@ -11,14 +11,13 @@ import re
 import secrets
 from typing import Any, Mapping
 
-from marshmallow import Schema, fields
 from peewee import JOIN
 
-from . import modules
+from . import fields, jsontext, modules
 from .db import Hub
 from .errors import ValidationError
 from .models import JiraProject, Project, Setting, SqlNames
-from .validation import Int, Pattern, Text, load
+from .validation import Int, Pattern, Schema, Text, load
 
 DEFAULT_PACING = {'interval_ms': 500, 'pause_on_rate_limit_seconds': 60}
 DEFAULT_CLOSED_STATUSES = ('Готово', 'Снято')
@@ -127,42 +126,36 @@ def validate_changes(changes: object) -> dict[str, Any]:
 
 # --- storage -------------------------------------------------------------------------------------
 
-def _dump(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+# Settings whose key order is meaning: JQL's ORDER BY priority follows priority_map as the
+# client wrote it (contract §16), so it is stored, compared and shown in that order.
+ORDERED_KEYS = frozenset(('priority_map',))
 
 
-def _load(text: str | None) -> Any:
-    # A value that is not JSON (hand-edited, or written by some old tool) reads as the raw text
-    # rather than breaking every reader of settings.
-    if text is None:
-        return None
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
+def _dump(value: object, key: str | None = None) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=key not in ORDERED_KEYS)
 
 
 def stored_settings(hub: Hub) -> dict[str, Any]:
     """Every stored key with its decoded value (tokens included: callers filter)."""
-    return {key: _load(text) for key, text in
+    return {key: jsontext.load(text) for key, text in
             Setting.select(Setting.key, Setting.value).tuples().execute(hub.db)}
 
 
-_S = SqlNames(Setting)
+_SETTING = SqlNames(Setting)
 # Read on every claim and every page of history: 7 µs as SQL text, ~300 µs through peewee's
 # query building (measured with bench_queue).
-_ONE_SETTING = f'SELECT {_S.value} FROM {_S} WHERE {_S.key} = ?'
+_ONE_SETTING = f'SELECT {_SETTING.value} FROM {_SETTING} WHERE {_SETTING.key} = ?'
 
 
 def setting(hub: Hub, key: str, default: Any = None) -> Any:
     """One decoded setting, ``default`` when absent."""
     row = hub.db.execute_sql(_ONE_SETTING, (key,)).fetchone()
-    return default if row is None or row[0] is None else _load(row[0])
+    return default if row is None or row[0] is None else jsontext.load(row[0])
 
 
 def _write(hub: Hub, values: Mapping[str, Any]) -> None:
     if values:
-        Setting.replace_many([(key, _dump(value)) for key, value in values.items()],
+        Setting.replace_many([(key, _dump(value, key)) for key, value in values.items()],
                              fields=[Setting.key, Setting.value]).execute(hub.db)
 
 
@@ -189,7 +182,7 @@ def update_settings(hub: Hub, changes: Mapping[str, Any]) -> dict[str, Any]:
     with hub.write():
         stored = stored_settings(hub)
         changed = {key: value for key, value in normalized.items()
-                   if key not in stored or _dump(stored[key]) != _dump(value)}
+                   if key not in stored or _dump(stored[key], key) != _dump(value, key)}
         if changed:
             changed['settings_version'] = int(stored.get('settings_version') or 0) + 1
             _write(hub, changed)
@@ -260,6 +253,27 @@ def tokens(hub: Hub) -> dict[str, str]:
     return setting(hub, 'tokens', {})
 
 
+TOKEN_ROLES = ('agent', 'client')
+
+
+def rotate_token(hub: Hub, role: str) -> dict[str, str]:
+    """A new random token for ``role`` (``agent`` or ``client``); both tokens as now stored.
+
+    Tokens are not settings an agent follows: ``settings_version`` does not move. A running
+    server takes the new token at once and refuses the old one within a second
+    (``hubweb.auth.TokenAuth``).
+    """
+    if role not in TOKEN_ROLES:
+        raise ValidationError({'role': [f'ожидается одно из: {", ".join(TOKEN_ROLES)}']})
+    with hub.write():
+        current = setting(hub, 'tokens', {})
+        current = {**(current if isinstance(current, dict) else {}),
+                   role: secrets.token_urlsafe(32)}
+        _write(hub, {'tokens': current})
+        return current
+
+
 __all__ = ['SettingsChange', 'AgentQuery', 'validate_changes', 'stored_settings', 'setting', 'ensure_defaults',
            'update_settings', 'pacing', 'pacing_of', 'project_labels', 'base_jql', 'client_settings', 'agent_settings', 'tokens',
+           'rotate_token', 'TOKEN_ROLES',
            'DEFAULT_PACING', 'DEFAULT_BACKUP_KEEP']

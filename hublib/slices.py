@@ -6,7 +6,7 @@ when they are in the mirror. ``issue_member`` holds one row per (label, issue of
 ``neighbor`` relative to P and the issue's natural ``sort_key``, so that a slice page is a single
 index range whatever the size of the mirror or the position of the cursor.
 
-Decision (issue 13): the alternative — walking the mirror in key order and testing membership per
+Decision: the alternative — walking the mirror in key order and testing membership per
 issue through indexes — is O(limit / share of the mirror in the slice): measured at 200,000 issues
 it cost 128 ms p95 for a page of 500 of a project holding a tenth of the mirror, against a few ms
 for the index range here (``scripts/bench_scale.py``). The price is paid by ingest: one set-based
@@ -30,22 +30,25 @@ from typing import Iterable
 from peewee import fn
 
 from .db import Hub
-from .models import IssueMember, SliceCount
+from .models import Issue, IssueLink, IssueMember, SliceCount, SqlNames
 from .settings import project_labels
+
+_ISSUE, _LINK, _MEMBER, _SLICE_COUNT = map(SqlNames, (Issue, IssueLink, IssueMember, SliceCount))
 
 # The SQL spelling of natural_key(); the issue table has an index on exactly this expression.
 NATURAL_KEY_SQL = ("substr({key}, 1, instr({key}, '-')) || "
                    "printf('%020d', CAST(substr({key}, instr({key}, '-') + 1) AS INTEGER)) || {key}")
-ISSUE_SORT_KEY = NATURAL_KEY_SQL.format(key='key')
+ISSUE_SORT_KEY = NATURAL_KEY_SQL.format(key=_ISSUE.key)
 
 DERIVED_INDEXES = (
-    f'CREATE INDEX IF NOT EXISTS issue_natural_key ON issue ({ISSUE_SORT_KEY})',
+    f'CREATE INDEX IF NOT EXISTS issue_natural_key ON {_ISSUE} ({ISSUE_SORT_KEY})',
     # neighbour recompute looks up "issues whose epic is X"
-    'CREATE INDEX IF NOT EXISTS issue_epic_key ON issue (epic_key)',
+    f'CREATE INDEX IF NOT EXISTS issue_epic_key ON {_ISSUE} ({_ISSUE.epic_key})',
     # boards and sprints read the status and rank of a project's own issues: from this index,
     # not from rows whose long descriptions push the later columns to overflow pages (50,000
     # issues, a board of 17,000 own issues: 180 -> 48 ms with the covering slice index)
-    'CREATE INDEX IF NOT EXISTS issue_key_status_rank ON issue (key, status, rank)',
+    f'CREATE INDEX IF NOT EXISTS issue_key_status_rank ON {_ISSUE} '
+    f'({_ISSUE.key}, {_ISSUE.status}, {_ISSUE.rank})',
 )
 
 
@@ -57,19 +60,28 @@ def natural_key(key: str) -> str:
 
 # --- building --------------------------------------------------------------------------------------
 
+# A whole slice in two set-based statements (project creation, repair): the work is SQLite's,
+# whatever builds the text.
+_MEMBER_COLUMNS = (f'{_MEMBER} ({_MEMBER.label}, {_MEMBER.key}, {_MEMBER.sort_key}, '
+                   f'{_MEMBER.neighbor})')
+_ISSUE_SORT_KEY = NATURAL_KEY_SQL.format(key=f'i.{_ISSUE.key}')
 _OWN_OF_LABEL = (
-    'INSERT OR REPLACE INTO issue_member (label, key, sort_key, neighbor) '
-    f'SELECT :label, i.key, {NATURAL_KEY_SQL.format(key="i.key")}, 0 FROM issue i '
-    'WHERE EXISTS (SELECT 1 FROM json_each(i.labels) AS l WHERE l.value = :label)')
+    f'INSERT OR REPLACE INTO {_MEMBER_COLUMNS} '
+    f'SELECT :label, i.{_ISSUE.key}, {_ISSUE_SORT_KEY}, 0 FROM {_ISSUE} i '
+    f'WHERE EXISTS (SELECT 1 FROM json_each(i.{_ISSUE.labels}) AS l WHERE l.value = :label)')
+_OWN_MEMBERS = f'm.{_MEMBER.label} = :label AND m.{_MEMBER.neighbor} = 0'
 _NEIGHBOURS_OF_LABEL = (
-    'INSERT OR IGNORE INTO issue_member (label, key, sort_key, neighbor) '
-    f'SELECT :label, i.key, {NATURAL_KEY_SQL.format(key="i.key")}, 1 FROM issue i WHERE i.key IN ('
-    '  SELECT l.target_key FROM issue_member m JOIN issue_link l ON l.source_key = m.key'
-    '  WHERE m.label = :label AND m.neighbor = 0'
-    '  UNION SELECT l.source_key FROM issue_member m JOIN issue_link l ON l.target_key = m.key'
-    '  WHERE m.label = :label AND m.neighbor = 0'
-    '  UNION SELECT o.epic_key FROM issue_member m JOIN issue o ON o.key = m.key'
-    '  WHERE m.label = :label AND m.neighbor = 0 AND o.epic_key IS NOT NULL)')
+    f'INSERT OR IGNORE INTO {_MEMBER_COLUMNS} '
+    f'SELECT :label, i.{_ISSUE.key}, {_ISSUE_SORT_KEY}, 1 FROM {_ISSUE} i WHERE i.{_ISSUE.key} IN ('
+    f'  SELECT l.{_LINK.target_key} FROM {_MEMBER} m '
+    f'JOIN {_LINK} l ON l.{_LINK.source_key} = m.{_MEMBER.key}'
+    f'  WHERE {_OWN_MEMBERS}'
+    f'  UNION SELECT l.{_LINK.source_key} FROM {_MEMBER} m '
+    f'JOIN {_LINK} l ON l.{_LINK.target_key} = m.{_MEMBER.key}'
+    f'  WHERE {_OWN_MEMBERS}'
+    f'  UNION SELECT o.{_ISSUE.epic_key} FROM {_MEMBER} m '
+    f'JOIN {_ISSUE} o ON o.{_ISSUE.key} = m.{_MEMBER.key}'
+    f'  WHERE {_OWN_MEMBERS} AND o.{_ISSUE.epic_key} IS NOT NULL)')
 
 
 def build_slice(hub: Hub, label: str) -> None:
@@ -100,29 +112,31 @@ def counts(hub: Hub, label: str) -> dict[str, int]:
 
 # --- keeping it current during ingest ------------------------------------------------------------
 
+_KEYS = 'IN (SELECT value FROM json_each(:keys))'
 _RELATED = (
-    'SELECT target_key FROM issue_link WHERE source_key IN (SELECT value FROM json_each(:keys)) '
-    'UNION SELECT source_key FROM issue_link WHERE target_key IN (SELECT value FROM json_each(:keys)) '
-    'UNION SELECT epic_key FROM issue WHERE key IN (SELECT value FROM json_each(:keys)) '
-    'AND epic_key IS NOT NULL')
-_MEMBERS = ('SELECT label, key, neighbor FROM issue_member '
-            'WHERE key IN (SELECT value FROM json_each(:keys))')
+    f'SELECT {_LINK.target_key} FROM {_LINK} WHERE {_LINK.source_key} {_KEYS} '
+    f'UNION SELECT {_LINK.source_key} FROM {_LINK} WHERE {_LINK.target_key} {_KEYS} '
+    f'UNION SELECT {_ISSUE.epic_key} FROM {_ISSUE} WHERE {_ISSUE.key} {_KEYS} '
+    f'AND {_ISSUE.epic_key} IS NOT NULL')
+_MEMBERS = (f'SELECT {_MEMBER.label}, {_MEMBER.key}, {_MEMBER.neighbor} FROM {_MEMBER} '
+            f'WHERE {_MEMBER.key} {_KEYS}')
 # (label, key) of every mirrored issue among :keys that touches an own issue of some project.
 _NEIGHBOURHOOD = (
-    'SELECT DISTINCT m.label, r.key FROM '
-    '(SELECT l.source_key AS key, l.target_key AS other FROM issue_link l '
-    '  WHERE l.source_key IN (SELECT value FROM json_each(:keys)) '
-    ' UNION SELECT l.target_key, l.source_key FROM issue_link l '
-    '  WHERE l.target_key IN (SELECT value FROM json_each(:keys)) '
-    ' UNION SELECT o.epic_key, o.key FROM issue o '
-    '  WHERE o.epic_key IN (SELECT value FROM json_each(:keys))) AS r '
-    'JOIN issue i ON i.key = r.key '
-    'JOIN issue_member m ON m.key = r.other AND m.neighbor = 0')
-_DROP = 'DELETE FROM issue_member WHERE label = ? AND key = ?'
-PUT_MEMBER = ('INSERT OR REPLACE INTO issue_member (label, key, sort_key, neighbor) '
-              'VALUES (?, ?, ?, ?)')
-_COUNT = ('UPDATE slice_count SET own_count = own_count + ?, neighbor_count = neighbor_count + ? '
-          'WHERE label = ?')
+    f'SELECT DISTINCT m.{_MEMBER.label}, r.key FROM '
+    f'(SELECT l.{_LINK.source_key} AS key, l.{_LINK.target_key} AS other FROM {_LINK} l '
+    f'  WHERE l.{_LINK.source_key} {_KEYS} '
+    f' UNION SELECT l.{_LINK.target_key}, l.{_LINK.source_key} FROM {_LINK} l '
+    f'  WHERE l.{_LINK.target_key} {_KEYS} '
+    f' UNION SELECT o.{_ISSUE.epic_key}, o.{_ISSUE.key} FROM {_ISSUE} o '
+    f'  WHERE o.{_ISSUE.epic_key} {_KEYS}) AS r '
+    f'JOIN {_ISSUE} i ON i.{_ISSUE.key} = r.key '
+    f'JOIN {_MEMBER} m ON m.{_MEMBER.key} = r.other AND m.{_MEMBER.neighbor} = 0')
+_DROP = f'DELETE FROM {_MEMBER} WHERE {_MEMBER.label} = ? AND {_MEMBER.key} = ?'
+PUT_MEMBER = _MEMBER.insert('label', 'key', 'sort_key', 'neighbor', conflict='REPLACE')
+_ADD_COUNTS = (
+    f'UPDATE {_SLICE_COUNT} SET {_SLICE_COUNT.own_count} = {_SLICE_COUNT.own_count} + ?, '
+    f'{_SLICE_COUNT.neighbor_count} = {_SLICE_COUNT.neighbor_count} + ? '
+    f'WHERE {_SLICE_COUNT.label} = ?')
 
 
 def related_keys(hub: Hub, keys: list[str]) -> set[str]:
@@ -162,7 +176,7 @@ def refresh_members(hub: Hub, issues: Iterable[tuple[str, list[str]]],
     counts = collections.defaultdict(lambda: [0, 0])
     for label, flag, delta in changes:
         counts[label][flag] += delta
-    hub.db.cursor().executemany(_COUNT, [(own, neighbor, label) for label, (own, neighbor)
+    hub.db.cursor().executemany(_ADD_COUNTS, [(own, neighbor, label) for label, (own, neighbor)
                                          in counts.items() if own or neighbor])
 
 

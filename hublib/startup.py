@@ -14,10 +14,10 @@ import os
 import time
 from pathlib import Path
 
-from . import search, settings, slices
-from .db import (Hub, check_data_dir, connect, create_internal_tables, default_data_dir,
-                 mirror_guard, prepare_directories, prepare_schema, refuse_unusable_file,
-                 require_hub)
+from . import jql, search, settings, slices
+from .db import (BUSY_TIMEOUT_MS, Hub, check_data_dir, connect, create_internal_tables,
+                 default_data_dir, mirror_guard, prepare_directories, prepare_schema,
+                 refuse_unusable_file, require_hub)
 from .models import Issue, Project
 from .timeutil import Clock, system_clock
 
@@ -25,7 +25,8 @@ log = logging.getLogger('hublib.startup')
 
 
 def open_hub(data_dir: str | os.PathLike | None = None, *, clock: Clock = system_clock,
-             create: bool = True, guard_mirror: bool = False) -> Hub:
+             create: bool = True, guard_mirror: bool = False,
+             busy_timeout_ms: int = BUSY_TIMEOUT_MS) -> Hub:
     """Open (create or migrate) the hub in ``data_dir`` and fill default settings.
 
     ``create=False`` opens only an existing hub: with no ``hub.sqlite`` it raises NotFoundError
@@ -35,6 +36,8 @@ def open_hub(data_dir: str | os.PathLike | None = None, *, clock: Clock = system
     defaults are ready, every connection of this hub (one per thread) refuses writes to the
     mirror and its derived tables (``db.MIRROR_GUARD_TABLES``); the work before that (a
     migration rewrites mirror rows, derived indexes are built) is the hub's own, not guarded.
+
+    ``busy_timeout_ms``: how long a write waits for another process's lock (then BusyError).
     """
     data_dir = Path(data_dir) if data_dir is not None else default_data_dir()
     check_data_dir(data_dir)
@@ -42,7 +45,7 @@ def open_hub(data_dir: str | os.PathLike | None = None, *, clock: Clock = system
         require_hub(data_dir)
     refuse_unusable_file(data_dir)  # a foreign or newer file: refused before anything is created
     prepare_directories(data_dir)
-    hub = connect(data_dir, clock=clock)
+    hub = connect(data_dir, clock=clock, busy_timeout_ms=busy_timeout_ms)
     try:
         hub.opened_at_version, _ = prepare_schema(hub)
         _prepare_derived(hub)
@@ -61,7 +64,7 @@ def _prepare_derived(hub: Hub) -> None:
     # (200,000: ~30 s), once; the log says so, since the server listens only after it.
     with hub.write():
         created = create_internal_tables(hub)
-        for statement in slices.DERIVED_INDEXES:
+        for statement in slices.DERIVED_INDEXES + jql.DERIVED_INDEXES:
             hub.db.execute_sql(statement)
         build_slices, build_search = 'issue_member' in created, not search.exists(hub)
         announce = (build_slices or build_search) and Issue.select().exists(hub.db)

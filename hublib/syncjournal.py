@@ -16,10 +16,11 @@ from typing import Any, Mapping
 
 from peewee import fn
 
-from .batches import DONE_STATUSES
 from .db import Hub
 from .models import Issue, RefreshWritten, SyncRun
 from .settings import base_jql
+from .statuses import DONE_STATUSES
+
 
 def _kind_and_query(params: Mapping[str, Any]) -> tuple[str, str | None]:
     if params.get('jql') is not None:

@@ -12,6 +12,11 @@ from typing import Callable
 
 Clock = Callable[[], datetime]
 
+# How far ahead of the hub clock a stored hub time is still believed (clock skew, a clock put
+# right). Anything further was written while the clock was wrong: backup rotation and an agent's
+# «online» do not take it as the newest.
+FUTURE_TOLERANCE = timedelta(days=1)
+
 # The shapes the contract accepts (§3); ``datetime.fromisoformat`` parses them, but also others
 # (week dates, a date alone) that are not a Jira time, so the shape is checked first.
 _JIRA_TIME = re.compile(

@@ -5,8 +5,8 @@ the same Russian messages; the adapters also generate their documents (OpenAPI, 
 these schemas, so what is documented is what is enforced.
 
 Fields here are strict about JSON types (an integer field takes no ``"5"`` and no ``true``) because
-bodies are JSON. Query strings are typed by the adapter before they reach the same schemas
-(``lenient=True`` variants of the query schemas accept the strings a URL carries).
+bodies are JSON. Query schemas use the lenient twins (``LenientInt``, ``fields.Boolean``)
+that also accept the strings a URL carries.
 
 Every custom field carries ``OPENAPI``: the JSON-schema keywords it enforces, so the document says
 exactly what the field accepts without this module knowing about any document generator.
@@ -19,9 +19,10 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Mapping
 
 import marshmallow
-from marshmallow import Schema, fields, validate
 
+from . import fields, validators
 from .errors import ValidationError
+from .fields import FIELD_MESSAGES
 from .timeutil import parse_utc, to_utc
 
 # SQLite stores signed 64-bit integers: the one definition of the bound every integer input obeys.
@@ -34,6 +35,22 @@ TEMP_KEY = re.compile(TEMP_KEY_PATTERN)
 ISSUE_KEY_MESSAGE = 'ожидается ключ задачи Jira, например AURORA-1'
 
 
+# A key as a person types it: Jira's shape in any (ASCII) case.
+LOOKUP_KEY = re.compile(r'[A-Za-z][A-Za-z0-9_]*-[0-9]+')
+LOOKUP_KEY_PATTERN = r'^(?:[A-Za-z][A-Za-z0-9_]*-[0-9]+|new:[0-9]+)$'
+
+
+def lookup_key(value: object) -> object:
+    """A key to look up, in Jira's case: ``aurora-1`` → ``AURORA-1`` (Jira keys are upper-case).
+
+    A temp key (``new:5``) and anything else come back unchanged, for the caller's validation
+    to judge.
+    """
+    if type(value) is str and LOOKUP_KEY.fullmatch(value):
+        return value.upper()
+    return value
+
+
 def is_issue_key(value: object) -> bool:
     """A Jira issue key like ``AURORA-1640``."""
     return type(value) is str and ISSUE_KEY.fullmatch(value) is not None
@@ -44,63 +61,17 @@ def is_temp_key(value: object) -> bool:
     return type(value) is str and TEMP_KEY.fullmatch(value) is not None
 
 
-# --- Russian messages ----------------------------------------------------------------------------
-# Patched on marshmallow's classes (not on a base Schema of ours) so that every schema gets them.
+# --- Russian messages ------------------------------------------------------------------------------
+# On the hub's own classes only: fields (``hublib.fields``), validators (``hublib.validators``) and
+# the base schema below. marshmallow's classes keep their messages for the rest of the process.
 
-# The message each field class gives for a value of the wrong kind ('invalid' in marshmallow).
-_INVALID = {fields.String: 'ожидается строка', fields.Number: 'ожидается число',
-            fields.Integer: 'ожидается целое число', fields.Boolean: 'ожидается true или false',
-            fields.List: 'ожидается список', fields.Tuple: 'ожидается список',
-            fields.Mapping: 'ожидается объект', fields.Date: 'ожидается дата ГГГГ-ММ-ДД',
-            fields.DateTime: 'ожидаются дата и время ISO-8601', fields.Email: 'неверный адрес почты',
-            fields.Url: 'неверный URL'}
-FIELD_MESSAGES: dict[type, dict[str, str]] = {cls: {'invalid': text} for cls, text in _INVALID.items()}
-for _cls, _extra in (
-        (fields.Field, {'null': 'значение не может быть null', 'required': 'обязательное поле',
-                        'validator_failed': 'неверное значение'}),
-        (fields.String, {'invalid_utf8': 'ожидается строка UTF-8'}),
-        (fields.Number, {'too_large': 'слишком большое число'}),
-        (fields.Float, {'special': 'NaN и бесконечность не допускаются'}),
-        (fields.Decimal, {'special': 'NaN и бесконечность не допускаются'}),
-        (fields.Nested, {'type': 'ожидается объект'}),
-        (fields.Date, {'format': 'неверная дата'}), (fields.DateTime, {'format': 'неверные дата и время'}),
-        (fields.UUID, {'invalid_uuid': 'неверный UUID'}),
-        (fields.Enum, {'unknown': 'ожидается одно из: {choices}'})):
-    FIELD_MESSAGES.setdefault(_cls, {}).update(_extra)
 SCHEMA_MESSAGES = {'type': 'ожидается JSON-объект', 'unknown': 'неизвестное поле'}
-VALIDATOR_MESSAGES: dict[type, dict[str, str]] = {
-    validate.Range: {'message_min': 'должно быть {min_op} {{min}}',
-                     'message_max': 'должно быть {max_op} {{max}}',
-                     'message_all': 'должно быть {min_op} {{min}} и {max_op} {{max}}',
-                     'message_gte': 'не меньше', 'message_gt': 'больше',
-                     'message_lte': 'не больше', 'message_lt': 'меньше'},
-    validate.Length: {'message_min': 'длина меньше {min}', 'message_max': 'длина больше {max}',
-                      'message_all': 'длина должна быть от {min} до {max}',
-                      'message_equal': 'длина должна быть {equal}'},
-    validate.OneOf: {'default_message': 'ожидается одно из: {choices}'},
-    validate.NoneOf: {'default_message': 'недопустимое значение'},
-    validate.Equal: {'default_message': 'ожидается {other}'},
-    validate.Regexp: {'default_message': 'строка не подходит под шаблон'},
-    validate.Predicate: {'default_message': 'неверное значение'},
-    validate.ContainsOnly: {'default_message': 'допустимы только: {choices}'},
-    validate.ContainsNoneOf: {'default_message': 'недопустимы: {values}'},
-    validate.URL: {'default_message': 'неверный URL'},
-    validate.Email: {'default_message': 'неверный адрес почты'},
-}
 
 
-def _russify() -> None:
-    for cls, messages in FIELD_MESSAGES.items():
-        # A copy on the class itself: a subclass without its own dict must not share ours.
-        cls.default_error_messages = {**cls.__dict__.get('default_error_messages', {}), **messages}
-    marshmallow.Schema._default_error_messages = {
-        **marshmallow.Schema._default_error_messages, **SCHEMA_MESSAGES}
-    for cls, attributes in VALIDATOR_MESSAGES.items():
-        for name, text in attributes.items():
-            setattr(cls, name, text)
+class Schema(marshmallow.Schema):
+    """The base of every hub schema: marshmallow's Schema with Russian messages."""
 
-
-_russify()
+    error_messages = SCHEMA_MESSAGES
 
 
 # --- fields ----------------------------------------------------------------------------------------
@@ -111,7 +82,7 @@ class Int(fields.Integer):
     OPENAPI = {'type': 'integer'}
 
     def __init__(self, *, minimum: int = INT64_MIN, maximum: int = INT64_MAX, **kwargs):
-        kwargs.setdefault('validate', validate.Range(minimum, maximum))
+        kwargs.setdefault('validate', validators.Range(minimum, maximum))
         super().__init__(strict=True, **kwargs)
 
 
@@ -119,7 +90,7 @@ class LenientInt(fields.Integer):
     """An integer that may also come as its decimal string (query strings, path parameters)."""
 
     def __init__(self, *, minimum: int = INT64_MIN, maximum: int = INT64_MAX, **kwargs):
-        kwargs.setdefault('validate', validate.Range(minimum, maximum))
+        kwargs.setdefault('validate', validators.Range(minimum, maximum))
         super().__init__(**kwargs)
 
     def _deserialize(self, value, attr, data, **kwargs):
@@ -159,10 +130,10 @@ class Text(fields.String):
 
     def __init__(self, *, max_length: int | None = None, min_length: int | None = None,
                  **kwargs):
-        validators = list(kwargs.pop('validate', None) or [])
+        checks = list(kwargs.pop('validate', None) or [])
         if max_length is not None or min_length is not None:
-            validators.insert(0, validate.Length(min=min_length, max=max_length))
-        super().__init__(validate=validators, **kwargs)
+            checks.insert(0, validators.Length(min=min_length, max=max_length))
+        super().__init__(validate=checks, **kwargs)
 
 
 class JiraId(fields.String):
@@ -179,6 +150,34 @@ class JiraId(fields.String):
         raise self.make_error('invalid')
 
     default_error_messages = {'invalid': 'ожидается id: непустая строка или целое'}
+
+
+# Jira's attachment ids are decimal numbers: as a string (the REST API's form) 1 to 19 ASCII
+# digits, the most an int64 prints. The id goes into URLs (/attachments/{id}), so anything else
+# (a '/', a space, '..') would be stored but never reachable.
+ATTACHMENT_ID_PATTERN = r'^[0-9]{1,19}$'
+ATTACHMENT_ID = re.compile(ATTACHMENT_ID_PATTERN)
+ATTACHMENT_ID_MESSAGE = 'ожидается id вложения Jira: от 1 до 19 десятичных цифр'
+
+
+def is_attachment_id(value: object) -> bool:
+    """A Jira attachment id: 1 to 19 decimal digits, or a non-negative 64-bit integer."""
+    if type(value) is str:
+        return ATTACHMENT_ID.fullmatch(value) is not None
+    return type(value) is int and 0 <= value <= INT64_MAX
+
+
+class AttachmentId(fields.String):
+    """A Jira attachment id (:func:`is_attachment_id`), kept as its string."""
+
+    OPENAPI = {'oneOf': [{'type': 'string', 'pattern': ATTACHMENT_ID_PATTERN},
+                         {'type': 'integer', 'minimum': 0, 'maximum': INT64_MAX}]}
+    default_error_messages = {'invalid': ATTACHMENT_ID_MESSAGE}
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if not is_attachment_id(value):
+            raise self.make_error('invalid')
+        return str(value)
 
 
 class UtcTime(fields.Field):
@@ -202,7 +201,29 @@ class UtcTime(fields.Field):
         return parse_utc(normalized)
 
 
-class Pattern(validate.Regexp):
+TIME_MESSAGE = 'неверное время: ожидается ISO-8601, например 2026-10-22T09:00:00.000+0300'
+
+
+class JiraTime(fields.String):
+    """A Jira time as the agent sends it (``2026-10-22T09:00:00.000+0300``), kept as its string.
+
+    One that :func:`timeutil.to_utc` cannot read (``garbage``, ``2026-02-30T…``, an offset of
+    ``+9999``, a date where a time belongs, an empty string) is refused: stored, it would have no
+    hub time and its row would never show up in a feed. ``null`` is "not known" where the field
+    allows it.
+    """
+
+    OPENAPI = {'type': 'string', 'format': 'date-time'}
+    default_error_messages = {'time': TIME_MESSAGE}
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        text = super()._deserialize(value, attr, data, **kwargs)
+        if to_utc(text) is None:
+            raise self.make_error('time')
+        return text
+
+
+class Pattern(validators.Regexp):
     """A whole-string regular expression (``^…$`` as JSON Schema reads it: no trailing newline).
 
     ``pattern`` is what the document publishes; ``reasons`` optionally explain a mismatch in more
@@ -226,11 +247,22 @@ def issue_key_field(**kwargs) -> fields.String:
     return fields.String(validate=Pattern(ISSUE_KEY_PATTERN, ISSUE_KEY_MESSAGE), **kwargs)
 
 
+REQUIRED_MESSAGE = 'обязательное поле'
+
+
 class LenientSchema(Schema):
-    """A schema that ignores keys it does not know (an agent may send more than the hub keeps)."""
+    """A schema that ignores keys it does not know (an agent may send more than the hub keeps).
+
+    A required field given as null is named like a missing one, «обязательное поле»: an adapter
+    that reads a body with ``body.get(name)`` passes a missing field on as null.
+    """
 
     class Meta:
         unknown = marshmallow.EXCLUDE
+
+    def on_bind_field(self, field_name: str, field_obj: fields.Field) -> None:
+        if field_obj.required and not field_obj.allow_none:
+            field_obj.error_messages = {**field_obj.error_messages, 'null': REQUIRED_MESSAGE}
 
 
 def is_int64(value: object) -> bool:
@@ -240,8 +272,10 @@ def is_int64(value: object) -> bool:
 
 def require_int(value: object, name: str, *, required: bool = True) -> int | None:
     """``value`` when it is a 64-bit integer (or ``None`` when optional), else a ValidationError."""
-    if value is None and not required:
-        return None
+    if value is None:
+        if not required:
+            return None
+        raise ValidationError({name: [REQUIRED_MESSAGE]})
     if not is_int64(value):
         raise ValidationError({name: ['ожидается целое число']})
     return value
@@ -249,6 +283,8 @@ def require_int(value: object, name: str, *, required: bool = True) -> int | Non
 
 def require_list(value: object, name: str) -> list:
     """``value`` when it is a list, else a ValidationError naming ``name``."""
+    if value is None:
+        raise ValidationError({name: [REQUIRED_MESSAGE]})
     if not isinstance(value, list):
         raise ValidationError({name: ['ожидается список']})
     return value
@@ -282,8 +318,8 @@ def flatten_errors(messages: Any, prefix: str = '') -> dict[str, list[str]]:
     return {prefix or '_body': [str(messages)]}
 
 
-def load(schema: Schema | type[Schema], data: object, *, what: str = 'JSON-объект',
-         prefix: str = '') -> dict:
+def load(schema: marshmallow.Schema | type[marshmallow.Schema], data: object, *,
+         what: str = 'JSON-объект', prefix: str = '') -> dict:
     """Validate ``data`` with ``schema``; a hublib ValidationError naming every bad field."""
     instance = schema() if isinstance(schema, type) else schema
     if not isinstance(data, Mapping):
@@ -295,7 +331,7 @@ def load(schema: Schema | type[Schema], data: object, *, what: str = 'JSON-об�
 
 
 def check_page(items: object, name: str, fast: Callable[[object], bool],
-               schema: type[Schema]) -> list:
+               schema: type[marshmallow.Schema]) -> list:
     """A page of an agent's items (``issues``, ``items``): ``fast`` — the hot path's plain-Python
     twin of ``schema`` — judges each one, and ``schema`` names the fields of those it refuses
     (built only then: an instance costs ~150 µs, more than checking a valid page)."""
@@ -309,7 +345,8 @@ def check_page(items: object, name: str, fast: Callable[[object], bool],
     return items
 
 
-def errors_of(schema: Schema | type[Schema], data: object, prefix: str) -> dict[str, list[str]]:
+def errors_of(schema: marshmallow.Schema | type[marshmallow.Schema], data: object,
+              prefix: str) -> dict[str, list[str]]:
     """The flattened messages ``schema`` has for ``data`` (empty when it is valid)."""
     try:
         load(schema, data, prefix=prefix)
@@ -318,7 +355,7 @@ def errors_of(schema: Schema | type[Schema], data: object, prefix: str) -> dict[
     return {}
 
 
-# --- texts and keys of the queue's inputs (added by the queue branch) -----------------------------
+# --- texts and keys of the queue's inputs -------------------------------------------------------
 # Whitespace as str.isspace() (and so str.strip()) sees it, spelled out rather than \s so that
 # Python and JSON Schema (whose \s differs) read the patterns alike.
 WHITESPACE = r'\x09-\x0d\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000'
@@ -360,8 +397,11 @@ def issue_or_temp_key_field(**kwargs) -> fields.String:
                          **kwargs)
 
 
-__all__ = ['INT64_MIN', 'INT64_MAX', 'Int', 'LenientInt', 'Number', 'Bool', 'Text', 'JiraId',
-           'UtcTime', 'Pattern', 'LenientSchema', 'issue_key_field', 'is_issue_key', 'is_temp_key',
+__all__ = ['Schema', 'SCHEMA_MESSAGES', 'FIELD_MESSAGES', 'REQUIRED_MESSAGE', 'lookup_key',
+           'LOOKUP_KEY_PATTERN', 'INT64_MIN', 'INT64_MAX', 'Int', 'LenientInt', 'Number', 'Bool',
+           'Text', 'JiraId', 'UtcTime', 'JiraTime', 'TIME_MESSAGE', 'AttachmentId',
+           'is_attachment_id', 'ATTACHMENT_ID_PATTERN', 'Pattern', 'LenientSchema',
+           'issue_key_field', 'is_issue_key', 'is_temp_key',
            'is_int64', 'require_int', 'require_list', 'check_page', 'load', 'errors_of', 'flatten_errors',
            'ISSUE_KEY_PATTERN', 'TEMP_KEY_PATTERN', 'WHITESPACE', 'NOT_BLANK_PATTERN',
            'ISSUE_OR_TEMP_KEY_PATTERN', 'SHA256_PATTERN', 'stripped_pattern', 'StrippedText',

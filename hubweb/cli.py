@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,11 +15,73 @@ from typing import Iterator
 
 from peewee import DatabaseError
 
-from hublib import HubError, __version__, open_hub
+from hublib import HubError, __version__, open_hub, settings
 from hublib.db import Hub, default_data_dir
 from hublib.models import SCHEMA_VERSION
+from hublib.settings import TOKEN_ROLES
 
+from . import limits
 from .demo import DEMO_DATA_DIR, claim_demo_directory
+
+log = logging.getLogger('hubweb.cli')
+
+
+class RussianHelpFormatter(argparse.HelpFormatter):
+    """argparse's help layout with the usage line in Russian."""
+
+    def add_usage(self, usage, actions, groups, prefix=None) -> None:
+        super().add_usage(usage, actions, groups, 'использование: ' if prefix is None else prefix)
+
+
+# argparse's own messages (its English comes from gettext) as this CLI says them: the first
+# pattern that matches the whole message wins; ``{0}``… are its groups.
+_ARGPARSE_MESSAGES = tuple((re.compile(pattern, re.DOTALL), text) for pattern, text in (
+    (r'the following arguments are required: (.*)', 'не указаны обязательные аргументы: {0}'),
+    (r'unrecognized arguments: (.*)', 'неизвестные аргументы: {0}'),
+    (r'ambiguous option: (\S+) could match (.*)', 'неоднозначный параметр {0}: подходят {1}'),
+    (r'one of the arguments (.*) is required', 'нужен один из аргументов: {0}'),
+    (r'argument (.+?): invalid choice: (.+?) \(choose from (.*)\)',
+     'аргумент {0}: неверное значение {1} (допустимы: {2})'),
+    (r'argument (.+?): expected one argument', 'аргумент {0}: нужно значение'),
+    (r'argument (.+?): expected at most one argument', 'аргумент {0}: не больше одного значения'),
+    (r'argument (.+?): expected at least one argument', 'аргумент {0}: нужно хотя бы одно значение'),
+    (r'argument (.+?): expected (\S+) arguments?', 'аргумент {0}: нужно значений: {1}'),
+    (r'argument (.+?): invalid \S+ value: (.*)', 'аргумент {0}: неверное значение {1}'),
+    (r'argument (.+?): not allowed with argument (.*)', 'аргумент {0}: нельзя вместе с {1}'),
+    (r'argument (.+?): ignored explicit argument (.*)', 'аргумент {0}: лишнее значение {1}'),
+    (r'argument (.+?): (.*)', 'аргумент {0}: {1}'),
+))
+
+
+def russian(message: str) -> str:
+    """An argparse error message in Russian (one it does not know stays as it is)."""
+    for pattern, text in _ARGPARSE_MESSAGES:
+        found = pattern.fullmatch(message)
+        if found:
+            return text.format(*(russian(group) if group.startswith('argument ') else group
+                                 for group in found.groups()))
+    return message
+
+
+class RussianArgumentParser(argparse.ArgumentParser):
+    """argparse's parser speaking Russian: usage, help and errors (exit code 2 as before).
+
+    A subclass, not a patch of argparse's module: other parsers in the process are untouched.
+    """
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault('formatter_class', RussianHelpFormatter)
+        add_help = kwargs.pop('add_help', True)
+        super().__init__(*args, add_help=False, **kwargs)
+        self._positionals.title = 'позиционные аргументы'
+        self._optionals.title = 'параметры'
+        if add_help:
+            self.add_argument('-h', '--help', action='help', default=argparse.SUPPRESS,
+                              help='показать эту справку и выйти')
+
+    def error(self, message: str):
+        self.print_usage(sys.stderr)
+        self.exit(2, f'{self.prog}: ошибка: {russian(message)}\n')
 
 
 def _int_in(low: int, high: int):
@@ -34,10 +97,12 @@ def _int_in(low: int, high: int):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog='sdlc-hub', description='sdlc-hub: зеркало Jira и очередь команд агента')
-    parser.add_argument('--version', action='version',
+    parser = RussianArgumentParser(prog='sdlc-hub',
+                                   description='sdlc-hub: зеркало Jira и очередь команд агента')
+    parser.add_argument('--version', action='version', help='показать версию и выйти',
                         version=f'sdlc-hub {__version__} (схема базы v{SCHEMA_VERSION})')
-    commands = parser.add_subparsers(dest='command', required=True)
+    commands = parser.add_subparsers(dest='command', required=True, metavar='команда',
+                                     title='команды')
 
     def command(name: str, help_text: str) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help_text)
@@ -49,13 +114,25 @@ def _parser() -> argparse.ArgumentParser:
     init = command('init', 'создать/открыть базу и импортировать настройки из конфига jira-sync')
     init.add_argument('--config', type=Path, required=True, help='JSON-конфиг jira-sync')
     command('migrate', 'создать или обновить схему базы и выйти')
-    command('tokens', 'напечатать токены агента и клиента')
+    tokens = command('tokens', 'напечатать токены агента и клиента')
+    tokens.add_argument('--rotate', choices=TOKEN_ROLES, metavar='{agent,client}',
+                        help='выдать этой роли новый токен (старый перестаёт действовать; '
+                             'запущенный сервер примет новый сразу, старый отвергнет через '
+                             'секунду)')
     serve = command('serve', 'запустить HTTP-сервер (waitress)')
     serve.add_argument('--host', default='127.0.0.1')
     serve.add_argument('--port', type=_int_in(0, 65535), default=8640,
                        help='порт (0 — любой свободный; адрес печатается первой строкой)')
     serve.add_argument('--threads', type=_int_in(1, 256), default=8,
                        help='число рабочих потоков waitress')
+    serve.add_argument('--connection-limit', type=_int_in(1, 100000), metavar='N',
+                       default=limits.CONNECTION_LIMIT,
+                       help='сколько соединений держать открытыми (простаивающие тоже); '
+                            f'по умолчанию {limits.CONNECTION_LIMIT}')
+    serve.add_argument('--channel-timeout', type=_int_in(1, 86400), metavar='СЕКУНД',
+                       default=limits.CHANNEL_TIMEOUT,
+                       help='через сколько секунд простоя закрыть соединение; '
+                            f'по умолчанию {limits.CHANNEL_TIMEOUT}')
     serve.add_argument('--demo', action='store_true',
                        help='демо: проекты, настройки и симулятор агента с фальшивой Jira, в своём '
                             'каталоге (по умолчанию ./hub-demo); чужой непустой каталог не трогает')
@@ -107,19 +184,30 @@ def _migrate(args) -> None:
 
 
 def _tokens(args) -> None:
-    from hublib import settings
     with _hub(args, create=False) as hub:
-        print(json.dumps(settings.tokens(hub)))
+        if args.rotate:
+            print(json.dumps(settings.rotate_token(hub, args.rotate)))
+        else:
+            print(json.dumps(settings.tokens(hub)))
 
 
 def _serve(args) -> None:
-    from .serve import check_listen_address, serve  # falcon and waitress load only to serve
-    check_listen_address(args.host, args.port)  # a wrong --host fails before a hub is created
+    from .serve import listen_sockets, serve  # falcon and waitress load only to serve
     if args.demo:
         claim_demo_directory(args.data)  # refuses a real hub before a byte of it is touched
-    logging.basicConfig(level=logging.INFO, format='%(asctime)s %(levelname)s %(name)s: %(message)s')
-    hub = open_hub(args.data)
-    serve(hub, host=args.host, port=args.port, threads=args.threads, demo=args.demo)
+    # Bound before the hub is opened: a wrong --host or a busy port creates nothing (on a new
+    # directory no database, no tokens).
+    sockets = listen_sockets(args.host, args.port)
+    try:
+        logging.basicConfig(level=logging.INFO,
+                            format='%(asctime)s %(levelname)s %(name)s: %(message)s')
+        hub = open_hub(args.data)
+    except BaseException:
+        for sock in sockets:
+            sock.close()
+        raise
+    serve(hub, host=args.host, sockets=sockets, threads=args.threads, demo=args.demo,
+          connection_limit=args.connection_limit, channel_timeout=args.channel_timeout)
 
 
 def _mcp(args) -> None:
@@ -129,8 +217,13 @@ def _mcp(args) -> None:
     # mirror guard is on.
     with _hub(args, create=False, guard_mirror=True) as hub:
         if args.http:
-            serve_http(hub, host=args.host, port=args.port,
-                       announce=lambda line: print(line, flush=True))
+            # The hub's own lines (not the SDK's per-request ones) at INFO, as for ``serve``.
+            logging.getLogger('hubweb').setLevel(logging.INFO)
+            try:
+                serve_http(hub, host=args.host, port=args.port,
+                           announce=lambda line: print(line, flush=True))
+            finally:
+                log.info('stopped')
         else:
             serve_stdio(hub)
 

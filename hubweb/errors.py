@@ -10,8 +10,8 @@ import re
 
 import falcon
 
-from hublib.errors import (ConflictError, HubError, NotFoundError, PayloadTooLargeError,
-                           SchemaError, StorageFullError, ValidationError)
+from hublib.errors import (BusyError, ConflictError, HubError, NotFoundError,
+                           PayloadTooLargeError, SchemaError, StorageFullError, ValidationError)
 
 log = logging.getLogger('hubweb')
 
@@ -21,6 +21,7 @@ STATUS = {
     ConflictError: falcon.HTTP_409,
     PayloadTooLargeError: falcon.HTTP_413,
     SchemaError: falcon.HTTP_503,
+    BusyError: falcon.HTTP_503,
     StorageFullError: falcon.HTTP_507,
 }
 
@@ -82,6 +83,11 @@ def _hub_error(req, resp, error: HubError, params) -> None:
     if isinstance(error, StorageFullError):
         # Expected, not a bug: one line for the operator, no traceback; nothing was written.
         log.warning('на диске нет места: %s %s не записан', req.method, req.path)
+    elif isinstance(error, BusyError):
+        log.warning('хаб занят: %s %s не записан, база заблокирована дольше таймаута',
+                    req.method, req.path)
+    if getattr(error, 'retry_after', None):
+        resp.set_header('Retry-After', str(error.retry_after))
     resp.status = status_of(error)
     resp.media = error_body(error)
 

@@ -14,7 +14,7 @@ from apispec import APISpec
 from apispec.ext.marshmallow import MarshmallowPlugin
 from marshmallow import Schema
 
-from hublib import modules, settings
+from hublib import idempotency, modules, settings
 from hublib.db import Hub
 
 from .auth import required_role
@@ -24,24 +24,39 @@ ERROR_STATUSES = {'400': 'Тело запроса — не JSON', '401': 'Нет
                   '403': 'Токен другой роли', '404': 'Не найдено', '409': 'Конфликт состояния',
                   '405': 'Метод не поддерживается', '413': 'Слишком большой запрос',
                   '415': 'Тело не JSON по Content-Type', '422': 'Ошибка проверки данных',
-                  '500': 'Внутренняя ошибка', '507': 'На диске нет места: ничего не записано'}
+                  '500': 'Внутренняя ошибка',
+                  '503': 'Хаб занят другой записью: ничего не записано, повторите через '
+                         'Retry-After секунд',
+                  '507': 'На диске нет места: ничего не записано'}
 METHODS = ('get', 'put', 'post', 'delete', 'patch')
+REPLAYED_HEADER = 'Idempotent-Replayed'
+IDEMPOTENCY_HEADER = {
+    'in': 'header', 'name': idempotency.HEADER, 'required': False,
+    'schema': idempotency.KEY_SCHEMA,
+    'description': 'Ключ идемпотентности: повтор с тем же ключом и тем же запросом в течение '
+                   '24 часов получает тот же ответ, а действие не выполняется второй раз; тот же '
+                   'ключ с другим запросом — 422. Запоминаются только успешные ответы.'}
 
 
 def operation(summary: str, *, response: type[Schema] | Schema | None = None,
               body: type[Schema] | Schema | None = None, query: type[Schema] | None = None,
               path: dict[str, dict] | None = None, status: int | Iterable[int] = 200,
               description: str | None = None, request_content: str | None = None,
-              response_content: str | None = None, many: bool = False) -> dict[str, Any]:
+              response_content: str | None = None, many: bool = False,
+              idempotent: bool = False, body_required: bool = True) -> dict[str, Any]:
     """Describe one responder for the document (kept as plain data on the resource's ``DOC``).
 
-    ``path`` gives the JSON schema of path parameters that are more than any string (a pattern).
+    ``path`` gives the JSON schema of path parameters that are more than any string (a pattern);
+    ``response`` may map statuses to schemas (a dry run answers another shape);
+    ``idempotent``: the write takes an ``Idempotency-Key`` header (``hublib.idempotency``);
+    ``body_required=False``: the body may be left out (it is validated when present).
     """
     statuses = [status] if isinstance(status, int) else list(status)
     return {'summary': summary, 'response': response, 'body': body, 'query': query,
+            'body_required': body_required,
             'path': path or {}, 'statuses': statuses, 'description': description,
             'request_content': request_content, 'response_content': response_content,
-            'many': many}
+            'many': many, 'idempotent': idempotent}
 
 
 def _operation_dict(uri: str, method: str, doc: dict[str, Any]) -> dict[str, Any]:
@@ -56,10 +71,12 @@ def _operation_dict(uri: str, method: str, doc: dict[str, Any]) -> dict[str, Any
                   for name in re.findall(r'{(\w+)}', uri)]
     if doc['query'] is not None:
         parameters.append({'in': 'query', 'schema': doc['query']})
+    if doc.get('idempotent'):
+        parameters.append(IDEMPOTENCY_HEADER)
     if parameters:
         op['parameters'] = parameters
     if doc['body'] is not None:
-        op['requestBody'] = {'required': True,
+        op['requestBody'] = {'required': doc.get('body_required', True),
                              'content': {'application/json': {'schema': doc['body']}}}
     elif doc['request_content']:
         op['requestBody'] = {'required': True, 'content': {
@@ -70,12 +87,19 @@ def _operation_dict(uri: str, method: str, doc: dict[str, Any]) -> dict[str, Any
             response['content'] = {doc['response_content']: {
                 'schema': {'type': 'string', 'format': 'binary'}}}
         elif doc['response'] is not None:
-            response['content'] = {'application/json': {'schema': doc['response']}}
+            schema = doc['response']
+            if isinstance(schema, dict):  # a schema per status
+                schema = schema[status]
+            response['content'] = {'application/json': {'schema': schema}}
+        if doc.get('idempotent'):
+            response['headers'] = {REPLAYED_HEADER: {
+                'description': 'true — повтор запроса с тем же ключом: ответ первого раза',
+                'schema': {'type': 'string', 'enum': ['true']}}}
         op['responses'][str(status)] = response
     for status, text in ERROR_STATUSES.items():
         if status in ('401', '403') and role is None:
             continue
-        if status == '507' and method == 'get':
+        if status in ('503', '507') and method == 'get':
             continue  # reads write nothing
         op['responses'].setdefault(status, {'description': text, 'content': {
             'application/json': {'schema': 'Error'}}})

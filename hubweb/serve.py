@@ -11,12 +11,14 @@ import sys
 import threading
 from pathlib import Path
 
+from waitress.adjustments import Adjustments
 from waitress.server import create_server
 
 from hublib import backups
 from hublib.db import Hub
 
 from .app import create_app
+from .limits import CHANNEL_TIMEOUT, CLEANUP_INTERVAL, CONNECTION_LIMIT, USE_POLL
 
 log = logging.getLogger('hubweb.serve')
 
@@ -37,6 +39,31 @@ def check_listen_address(host: str, port: int) -> None:
     except (OSError, UnicodeError) as exc:
         raise ListenError(f'не удалось слушать {host}:{port}: неверный адрес или имя хоста '
                           f'({getattr(exc, "strerror", None) or exc})') from None
+
+
+def listen_sockets(host: str, port: int) -> list[socket.socket]:
+    """Bound sockets for every address ``host`` names (as waitress resolves it), not yet
+    listening; ListenError in one line when the port is taken or the address is not ours.
+
+    ``serve`` binds before it opens the hub, so a busy port on a new directory creates nothing
+    (no database, no tokens)."""
+    check_listen_address(host, port)
+    bound: list[socket.socket] = []
+    try:
+        for family, kind, proto, address in Adjustments(host=host, port=port).listen:
+            sock = socket.socket(family, kind, proto)
+            bound.append(sock)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            if os.name == 'posix':  # as waitress does; on Windows it would let two servers share
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind(address)
+    except (OSError, ValueError) as exc:
+        for sock in bound:
+            sock.close()
+        raise ListenError(f'не удалось слушать {host}:{port}: '
+                          f'{getattr(exc, "strerror", None) or exc}') from None
+    return bound
 
 
 def cli_command(*args: str) -> str:
@@ -77,17 +104,24 @@ def startup_lines(url: str, hub: Hub, threads: int, *, demo: bool = False) -> li
 
 
 def serve(hub: Hub, *, host: str = '127.0.0.1', port: int = 8640, threads: int = 8,
-          demo: bool = False) -> None:
-    """Serve ``hub`` until SIGTERM or Ctrl+C."""
+          demo: bool = False, sockets: list[socket.socket] | None = None,
+          connection_limit: int = CONNECTION_LIMIT,
+          channel_timeout: int = CHANNEL_TIMEOUT) -> None:
+    """Serve ``hub`` until SIGTERM or Ctrl+C, on ``sockets`` (:func:`listen_sockets`) or on
+    ``host``:``port``."""
     app = create_app(hub)
     try:
-        server = create_server(app, host=host, port=port, threads=threads,
-                               max_request_body_size=MAX_REQUEST_BODY, ident='sdlc-hub')
-    except (OSError, ValueError) as exc:  # port taken, address not ours; waitress: ValueError
+        sockets = sockets if sockets is not None else listen_sockets(host, port)
+    except ListenError:
         hub.close()
-        raise ListenError(f'не удалось слушать {host}:{port}: '
-                          f'{getattr(exc, "strerror", None) or exc}') from None
-    url = f'http://{host}:{server.effective_port}'
+        raise
+    _allow_descriptors(connection_limit)
+    server = create_server(app, sockets=sockets, threads=threads,
+                           max_request_body_size=MAX_REQUEST_BODY, ident='sdlc-hub',
+                           connection_limit=connection_limit, channel_timeout=channel_timeout,
+                           cleanup_interval=min(CLEANUP_INTERVAL, channel_timeout),
+                           asyncore_use_poll=USE_POLL)
+    url = f'http://{host}:{sockets[0].getsockname()[1]}'
     stop = threading.Event()
 
     def shutdown(signum, frame):
@@ -139,6 +173,24 @@ def settle_heap() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
+
+
+def _allow_descriptors(connection_limit: int) -> None:
+    """Raise the soft limit of open files (POSIX) to hold ``connection_limit`` sockets plus the
+    database's files, as far as the hard limit allows; warn when it does not."""
+    try:
+        import resource
+    except ImportError:  # Windows: no such limit on sockets
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = connection_limit + 200
+    if soft == resource.RLIM_INFINITY or soft >= wanted:
+        return
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if target > soft:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+    if target < wanted:
+        log.warning('ulimit -n %d: меньше, чем нужно для %d соединений', target, connection_limit)
 
 
 def _start_backups(hub: Hub, stop: threading.Event) -> None:

@@ -66,7 +66,7 @@ def drain_in_process(data_dir: Path) -> int:
     try:
         while True:
             command = queue.claim_command(hub, agent='jira', agent_version='bench',
-                                          settings_version=None, last_call_at=None)['command']
+                                          settings_version=None)['command']
             if command is None:
                 return count
             queue.report_command(hub, command['id'], agent='jira', status='done',

@@ -52,7 +52,7 @@ def fill(data_dir: Path, issues: int) -> tuple[dict, list[str]]:
         queue.create_batch(hub, title='Начальная загрузка', author='bench',
                            commands=[{'type': 'refresh', 'params': {'jql': jql}}])
         command = queue.claim_command(hub, agent='jira', agent_version='bench',
-                                      settings_version=None, last_call_at=None)['command']
+                                      settings_version=None)['command']
         jira = FakeJira(issues, seed=SEED)
         keys = jira.all_keys()
         for start in range(0, len(keys), 100):

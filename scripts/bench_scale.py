@@ -29,6 +29,9 @@
    written keys; then the change rows) into a second copy. Then more pages in this process:
    through hublib alone, through the Falcon app, and profiled by hublib function.
 5. Migration v1 -> v9 of a v1 database of N issues (links, notes; ``tests.support.bulk``).
+7. Offline JQL (issue 20), in a pass of its own after the reads: p95 of the first page of 100 of
+   five queries (targets 50 ms, the history one 200 ms) and the CSV export of 20,000 issues
+   (≤ 3 s, server RSS growing < 50 MB).
 6. Memory: VmRSS/VmHWM of the server while ``--readers`` threads (each its own keep-alive
    connection) hit the read endpoints for ``--reader-seconds``; their p50/p95.
 
@@ -552,7 +555,7 @@ def claimed_refresh(data_dir: Path) -> int:
         queue.create_batch(hub, title='Бенчмарк масштаба', author='bench', commands=[
             {'type': 'refresh', 'params': {'jql': projects.base_jql(hub)}}])
         command = queue.claim_command(hub, agent='jira', agent_version='bench',
-                                      settings_version=None, last_call_at=None)['command']
+                                      settings_version=None)['command']
         assert command and command['type'] == 'refresh', command
         return command['id']
     finally:
@@ -824,6 +827,107 @@ def concurrent_readers(url: str, token: str, pid: int, plan: list[Read], readers
                                'n': len(values)} for name, values in timings.items() if values}}
 
 
+# --- 7. offline JQL (issue 20) ----------------------------------------------------------------------
+# Its own pass after the reads (the same server), so the rows above and the load run stay as they
+# were: the first page of 100 of each query over HTTP, then the CSV of 20,000 issues with the
+# server's RSS sampled while it streams.
+
+JQL_QUERIES = (
+    ('project = AURORA AND status IN ("Открыта", "В работе") AND assignee = ivanov '
+     'ORDER BY updated DESC', 50.0),
+    ('labels = срочно AND updated >= -30d ORDER BY priority DESC, updated DESC', 50.0),
+    (f'text ~ "{RARE_WORDS[0]}"', 50.0),
+    ('sprint in openSprints() AND resolution = Unresolved', 50.0),
+    ('status CHANGED TO "Готово" AFTER -14d', 200.0),
+)
+JQL_CSV = 'project = AURORA AND key <= AURORA-20000'
+JQL_CSV_TARGET_S, JQL_CSV_RSS_MIB = 3.0, 50.0
+
+
+def measure_jql(client: KeepAliveClient, url: str, token: str, pid: int, samples: int,
+                hub_dir: Path) -> dict:
+    """p50/p95 of the first page of 100 of each JQL query over HTTP (in-process hublib p50 and
+    the plan beside it), and the CSV export of 20,000 issues: seconds and the server's RSS."""
+    result: dict = {'queries': {}}
+    paths = {query: f'/issues?limit=100&jql={quote(query)}' for query, _ in JQL_QUERIES}
+    for path in paths.values():
+        client.checked('GET', path)  # warm-up
+    timings: dict[str, list[float]] = {query: [] for query in paths}
+    for _ in range(samples):
+        for query, path in paths.items():
+            ms, body = client.checked('GET', path)
+            timings[query].append(ms)
+            result['queries'].setdefault(query, {})['items'] = len(json.loads(body)['items'])
+    hub = open_hub(hub_dir, create=False)
+    try:
+        for query, target in JQL_QUERIES:
+            values = timings[query]
+            calls = []
+            for _ in range(5):
+                started = time.perf_counter()
+                reads.issues(hub, jql=query, limit=100)
+                calls.append((time.perf_counter() - started) * 1000)
+            plans = query_plans(hub.db.connection(), lambda: reads.issues(hub, jql=query,
+                                                                          limit=100))
+            result['queries'][query].update(
+                p50=p50(values), p95=percentile(values, 0.95), n=len(values), target=target,
+                hublib_p50=p50(calls), plan=[line for _, plan in plans for line in plan])
+        count = reads.issue_count(hub, jql=JQL_CSV)['count']
+    finally:
+        hub.close()
+    before = process_memory(pid).get('VmRSS', 0)
+    peak = [before]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            peak[0] = max(peak[0], process_memory(pid).get('VmRSS', 0))
+            time.sleep(0.05)
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    csv_client = KeepAliveClient(url, token)
+    try:
+        ms, data = csv_client.checked('GET', f'/issues.csv?jql={quote(JQL_CSV)}')
+    finally:
+        done.set()
+        sampler.join()
+        csv_client.close()
+    result['csv'] = {'issues': count, 'rows': data.count(b'\r\n') - 1, 'seconds': ms / 1000,
+                     'bytes': len(data), 'rss_before': before, 'rss_peak': peak[0]}
+    return result
+
+
+def jql_rows(results: dict) -> list[str]:
+    """The report's rows of the JQL pass (same table as :func:`report`)."""
+    figures = results.get('jql')
+    if not figures:
+        return []
+    lines = []
+    for query, figure in figures['queries'].items():
+        lines.append(f'| JQL `{query}`, first page of 100 | p50 {figure["p50"]:.1f} / p95 '
+                     f'{figure["p95"]:.1f} ms (p50 in-process: hublib {figure["hublib_p50"]:.1f};'
+                     f' n={figure["n"]}, {figure["items"]} items) | p95 ≤ {figure["target"]:.0f} ms '
+                     f'| {mark(figure["p95"] <= figure["target"])} |')
+    csv_figure = figures['csv']
+    grown = (csv_figure['rss_peak'] - csv_figure['rss_before']) / 1024
+    lines.append(f'| JQL CSV export, {csv_figure["issues"]:,} issues ({mib(csv_figure["bytes"])})'
+                 f' | {csv_figure["seconds"]:.2f} s, server RSS {csv_figure["rss_before"] / 1024:.0f}'
+                 f' → peak {csv_figure["rss_peak"] / 1024:.0f} MiB (+{grown:.0f}) | ≤ '
+                 f'{JQL_CSV_TARGET_S:.0f} s, RSS < +{JQL_CSV_RSS_MIB:.0f} MiB | '
+                 f'{mark(csv_figure["seconds"] <= JQL_CSV_TARGET_S and grown < JQL_CSV_RSS_MIB)} |')
+    return lines
+
+
+def jql_plans(results: dict) -> list[str]:
+    figures = results.get('jql')
+    if not figures:
+        return []
+    lines = ['', 'Query plans of the JQL rows:']
+    for query, figure in figures['queries'].items():
+        lines += [f'  {query}'] + [f'    {line}' for line in figure['plan']]
+    return lines
+
+
 # --- report ----------------------------------------------------------------------------------------
 
 def read_target(kind: str, name: str, baseline: dict | None,
@@ -960,7 +1064,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--readers', type=int, default=32)
     parser.add_argument('--reader-seconds', type=float, default=20.0)
     parser.add_argument('--skip', default='',
-                        help='comma-separated: reads,ingest,migration,load,rebuild (the ingest '
+                        help='comma-separated: reads,jql,ingest,migration,load,rebuild (the ingest '
                              "copy's open_hub that builds the slices and full-text index)")
     parser.add_argument('--explain', action='store_true', help='plans of every read, not only misses')
     parser.add_argument('--json', metavar='OUT', help='write the figures as JSON')
@@ -986,7 +1090,7 @@ def main(argv: list[str] | None = None) -> int:
         say('the daily backup ...')
         results['backup'], todays_backup = measure_backup(data_dir)
         os.link(todays_backup, tomorrows_name(todays_backup))
-        if 'reads' not in skip or 'load' not in skip:
+        if not {'reads', 'load', 'jql'} <= skip:
             with ServerProcess(data_dir, threads=8) as server:
                 token = server.tokens()['client']
                 client = KeepAliveClient(server.url, token)
@@ -1013,6 +1117,10 @@ def main(argv: list[str] | None = None) -> int:
                         hub.close()
                     results['reads'] = measured
                     results['explain'] = explained
+                if 'jql' not in skip:
+                    say('offline JQL: the first pages and the CSV export ...')
+                    results['jql'] = measure_jql(client, server.url, token, server.process.pid,
+                                                 args.samples, data_dir)
                 client.close()
                 if 'load' not in skip:
                     say(f'memory: {args.readers} readers for {args.reader_seconds:.0f} s ...')
@@ -1027,7 +1135,8 @@ def main(argv: list[str] | None = None) -> int:
             todays_backup.unlink(missing_ok=True)
             tomorrows_name(todays_backup).unlink(missing_ok=True)
         shutil.rmtree(work, ignore_errors=True)
-    lines = report(args, results, baseline) + details(results)
+    lines = report(args, results, baseline) + jql_rows(results) + details(results) \
+        + jql_plans(results)
     print('\n'.join(lines))
     if args.json:
         Path(args.json).write_text(json.dumps(

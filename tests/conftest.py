@@ -1,12 +1,39 @@
-"""Shared fixtures: a migrated file database in tmp_path and a clock the test moves by hand."""
+"""Shared fixtures: a migrated file database in tmp_path and a clock the test moves by hand;
+for the whole run, a guard on the repository root and hypothesis's storage in a temporary
+directory."""
 from __future__ import annotations
 
 import json
+import tempfile
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from hypothesis import configuration as hypothesis_configuration
+from hypothesis import settings as hypothesis_settings
 
 from hublib import open_hub
+from tests.support.repository import listing_change, root_listing
+
+# The repository root as the run found it: taken when pytest loads this file, before any test
+# module is imported (collection may already write files).
+ROOT_AT_START = root_listing()
+
+# hypothesis keeps no examples between runs, and its caches (constants of the modules under test,
+# Unicode tables) go to a temporary directory instead of ./.hypothesis; set before collection,
+# which may already use them.
+hypothesis_settings.register_profile('hub', database=None)
+hypothesis_settings.load_profile('hub')
+HYPOTHESIS_HOME = tempfile.TemporaryDirectory(prefix='sdlc-hub-hypothesis-')
+hypothesis_configuration.set_hypothesis_home_dir(HYPOTHESIS_HOME.name)
+
+
+@pytest.fixture(scope='session', autouse=True)
+def repository_root_unchanged():
+    """Fail the run when it added or removed anything at the repository root."""
+    yield
+    change = listing_change(ROOT_AT_START, root_listing())
+    if change:
+        pytest.fail(f'the test run changed the repository root: {change}', pytrace=False)
 
 
 class FakeClock:

@@ -10,21 +10,37 @@ those rules, and leave negative ones untouched:
 - ``PUT /agent/files/{sha256}``: the name is the SHA-256 of the body;
 - ``POST /batches``: ``depends_on`` names an earlier command of the batch; a temp key (``new:N``)
   in a key field is one an earlier ``ensure_issue`` of the batch creates, and each temp key is
-  created once;
+  created once — in the whole hub while its batch is unfinished (contract §9.4b), so every created
+  temp key gets a number no earlier request used; a ``fetch_attachment`` names an attachment the
+  mirror holds;
+- ``Idempotency-Key``: a key names one request; the same key with another request is a 422, so
+  every request gets a key of its own;
 - ``PUT /settings`` keeps the Jira configuration the run started with (``issue_types``,
   ``link_types``): the document lists the configured ones, and schemathesis reads it once.
+- ``jql`` is a query of a language (contract §16), ``tz`` an IANA zone name and ``fields`` a list
+  of CSV columns: a valid request carries one of a few real queries, a real zone and real
+  columns (what any other text gets is ``tests/web/test_jql.py``'s property test: 200 or 422).
 """
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
+import uuid
 
 import schemathesis
 from schemathesis.transport.serialization import serialize_binary
 
 TEMP_KEY = re.compile(r'^new:[0-9]+$')
+JQL_PATHS = ('/issues', '/issues/count', '/issues/facets', '/issues.csv')
+JQL_SAMPLES = ('', 'status = Открыта ORDER BY updated DESC', 'assignee IS EMPTY AND created >= -7d',
+               'text ~ отчёт', 'sprint in openSprints() OR labels = AWPCA ORDER BY priority DESC')
 KEY_FIELDS = ('key', 'epic_key', 'source_key', 'target_key')
 REAL_KEY = 'AURORA-1'
+REAL_ATTACHMENT = '4'  # in the mirror test_schemathesis.fill builds
+IDEMPOTENCY_KEY = 'Idempotency-Key'
+# temp keys of the run: far above what a generated example names, never twice
+_fresh_temp_keys = (f'new:{number}' for number in itertools.count(10**9))
 
 
 def _positive(case) -> bool:
@@ -33,7 +49,7 @@ def _positive(case) -> bool:
 
 
 def _keep_batch_rules(commands: list) -> None:
-    owned: set[str] = set()
+    owned: dict[str, str] = {}  # temp key as generated → the fresh one it became
     for index, command in enumerate(commands):
         if not isinstance(command, dict):
             continue
@@ -43,15 +59,18 @@ def _keep_batch_rules(commands: list) -> None:
         params = command.get('params')
         if not isinstance(params, dict):
             continue
+        if command.get('type') == 'fetch_attachment' and 'attachment_id' in params:
+            params['attachment_id'] = REAL_ATTACHMENT
         for name in KEY_FIELDS:
             value = params.get(name)
-            if isinstance(value, str) and TEMP_KEY.match(value) and value not in owned:
-                params[name] = REAL_KEY
+            if isinstance(value, str) and TEMP_KEY.match(value):
+                params[name] = owned.get(value, REAL_KEY)
         temp_key = params.get('temp_key') if command.get('type') == 'ensure_issue' else None
         if isinstance(temp_key, str):
             if temp_key in owned:
                 del params['temp_key']
-            owned.add(temp_key)
+            else:
+                owned[temp_key] = params['temp_key'] = next(_fresh_temp_keys)
 
 
 @schemathesis.hook
@@ -60,7 +79,16 @@ def before_call(ctx, case, kwargs):
         return
     if isinstance(case.query, dict):
         case.query.pop('cursor', None)
+    if case.headers is not None and IDEMPOTENCY_KEY in case.headers:  # a CaseInsensitiveDict
+        case.headers[IDEMPOTENCY_KEY] = uuid.uuid4().hex
     path = case.operation.path
+    if path in JQL_PATHS and isinstance(case.query, dict):
+        if 'jql' in case.query:
+            case.query['jql'] = JQL_SAMPLES[len(str(case.query['jql'])) % len(JQL_SAMPLES)]
+        if case.query.get('tz'):
+            case.query['tz'] = 'Europe/Moscow'
+        if case.query.get('fields'):
+            case.query['fields'] = 'key,summary,labels,sprint'
     if path == '/agent/files/{sha256}':
         body = serialize_binary(case.body) if case.body is not None else b''
         case.path_parameters = {**(case.path_parameters or {}),

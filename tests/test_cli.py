@@ -11,7 +11,7 @@ import pytest
 from falcon import testing
 
 from hublib import open_hub, settings
-from hublib.migrations import create_legacy_database
+from tests.support.legacy import create_legacy_database
 from hubweb import create_app
 from hubweb.cli import main
 from tests.support.hubs import fill_disk_for_copies, real_hub, snapshot
@@ -195,7 +195,7 @@ def test_newer_schema_is_refused_exit_1_naming_v10(data_dir, command):
 def test_usage_errors_exit_2(args):
     result = run(*args)
     assert result.returncode == 2
-    assert 'usage: sdlc-hub' in result.stderr and 'Traceback' not in result.stderr
+    assert 'использование: sdlc-hub' in result.stderr and 'Traceback' not in result.stderr
 
 
 def test_data_defaults_to_env(tmp_path, monkeypatch, capsys):

@@ -137,7 +137,7 @@ def configure_hub(data_dir: Path) -> tuple[int, dict]:
         queue.create_batch(hub, title='Загрузка', author='test',
                            commands=[{'type': 'refresh', 'params': {'jql': projects.base_jql(hub)}}])
         command = queue.claim_command(hub, agent='jira', agent_version='test', settings_version=None,
-                                      last_call_at=None)['command']
+                                      last_jira_call_at=None)['command']
         return command['id'], settings.tokens(hub)
     finally:
         hub.close()

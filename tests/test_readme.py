@@ -39,8 +39,7 @@ def test_readme_reading_example_pages_the_project_and_reads_a_card(tmp_path):
     projects.create_project(hub, 'AWPCA', 'АРМ КА')
     queue.create_batch(hub, title='x', author='t', commands=[
         {'type': 'refresh', 'params': {'keys': ['AURORA-1', 'AURORA-2']}}])
-    command = queue.claim_command(hub, agent='jira', agent_version='15', settings_version=None,
-                                  last_call_at=None)['command']
+    command = queue.claim_command(hub, agent='jira', agent_version='15')['command']
     issue = {'summary': 'Выгрузка', 'status': 'В работе', 'updated': '2026-10-22T09:00:00.000+0300'}
     mirror.ingest_state(hub, 'jira', command['id'], [
         {**issue, 'key': 'AURORA-1', 'labels': ['AWPCA'],
@@ -88,3 +87,53 @@ def test_not_json_curls_finds_a_body_without_content_type():
     assert not_json_curls('curl -s -X POST "$HUB/x" \\\n  -d \'{"a": 1}\'\n') != []
     assert not_json_curls('curl -s -X POST -H "$J" "$HUB/x" \\\n  -d \'{"a": 1}\'\n') == []
     assert not_json_curls('curl -s -X POST "$HUB/x" -d \'{}\'\n#   415: no header\n') == []
+
+
+# --- the README is the front page: short, with the rest one link away ---------------------------
+
+MOVED_PAGES = ('performance', 'reliability', 'decisions', 'web-ui', 'mcp', 'agent-protocol')
+
+
+def test_readme_stays_under_15_kb_and_links_the_pages_that_left_it():
+    assert len(README.encode('utf-8')) < 15_000
+    for page in MOVED_PAGES:
+        assert f'(docs/{page}.md)' in README, page
+        assert (ROOT / 'docs' / f'{page}.md').is_file(), page
+    for heading in ('## Two commands', '## Architecture', '## Command line',
+                    '## Using hublib from a Python script', '## HTTP API', '## Web UI',
+                    '## AI assistants (MCP)'):
+        assert heading in README, heading
+
+
+def broken_links(path: Path) -> list[str]:
+    """Relative links of a Markdown file (outside code blocks) whose file or heading is missing."""
+    text = re.sub(r'```.*?```', '', path.read_text(encoding='utf-8'), flags=re.S)
+    broken = []
+    for target in re.findall(r'\]\(([^)\s]+)\)', text):
+        if re.match(r'[a-z]+:', target):
+            continue
+        file, _, anchor = target.partition('#')
+        linked = path.parent / file if file else path
+        if not linked.exists():
+            broken.append(target)
+        elif anchor and anchor not in headings(linked):
+            broken.append(target)
+    return broken
+
+
+def headings(path: Path) -> set[str]:
+    """GitHub's anchors of a Markdown file's headings."""
+    return {re.sub(r'[^\w\- ]', '', line.lstrip('#').strip().lower()).replace(' ', '-')
+            for line in path.read_text(encoding='utf-8').splitlines() if line.startswith('#')}
+
+
+def test_every_relative_link_of_the_readme_and_the_docs_resolves():
+    pages = [ROOT / 'README.md', *sorted((ROOT / 'docs').glob('*.md'))]
+    assert {page: broken_links(page) for page in pages} == {page: [] for page in pages}
+
+
+def test_broken_links_finds_a_missing_file_and_a_missing_heading(tmp_path):
+    page = tmp_path / 'page.md'
+    page.write_text('# Title\n[ok](#title) [gone](other.md) [no](#nothing)\n'
+                    '```\n[in code](ignored.md)\n```\n', encoding='utf-8')
+    assert broken_links(page) == ['other.md', '#nothing']

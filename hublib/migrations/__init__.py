@@ -4,9 +4,8 @@ from __future__ import annotations
 from peewee import Database
 
 from . import steps
-from .legacy import create_legacy_database
 
-__all__ = ['create_legacy_database', 'run_steps']
+__all__ = ['run_steps']
 
 
 def run_steps(db: Database, from_version: int, to_version: int, now: str) -> None:

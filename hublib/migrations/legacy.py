@@ -2,13 +2,9 @@
 
 This text is history: it never changes. A vN database is exactly ``DDL[1]`` followed by the DDL of
 every step up to N (the data rules of each step live in ``steps``). Tests and benchmarks build
-legacy databases with :func:`create_legacy_database`.
+legacy databases from it (``tests/support/legacy.py``).
 """
 from __future__ import annotations
-
-import json
-import sqlite3
-from pathlib import Path
 
 DDL: dict[int, str] = {
     1: """
@@ -93,33 +89,3 @@ CREATE INDEX IF NOT EXISTS sync_run_command_id ON sync_run (command_id);
 CREATE INDEX IF NOT EXISTS issue_sprint_sprint_id ON issue_sprint (sprint_id);
 CREATE INDEX IF NOT EXISTS jira_sprint_board_id ON jira_sprint (board_id);
 """
-
-# What the schema-only part of v6 -> v7 and v7 -> v8 does to a legacy file (used only to build
-# legacy databases for tests; the real steps in ``steps`` also move the data).
-_SCHEMA_ONLY = {
-    7: "ALTER TABLE project DROP COLUMN board_id; ALTER TABLE project DROP COLUMN board_type;",
-    8: "ALTER TABLE issue_note DROP COLUMN fact_status;",
-}
-
-
-def create_legacy_database(path: str | Path, version: int,
-                           settings: dict[str, object] | None = None) -> None:
-    """Create an empty database exactly as hub schema ``version`` (1–9) left it.
-
-    ``settings`` are stored as JSON values next to ``schema_version``.
-    """
-    if not 1 <= version <= 9:
-        raise ValueError(f'no legacy schema v{version}')
-    conn = sqlite3.connect(path)
-    try:
-        for step in range(1, version + 1):
-            conn.executescript(DDL[step])
-            conn.executescript(_SCHEMA_ONLY.get(step, ''))
-        if version == 9:
-            conn.executescript(V9_READ_INDEXES)
-        values = {'schema_version': version, **(settings or {})}
-        conn.executemany('INSERT OR REPLACE INTO setting (key, value) VALUES (?, ?)',
-                         [(key, json.dumps(value, ensure_ascii=False)) for key, value in values.items()])
-        conn.commit()
-    finally:
-        conn.close()

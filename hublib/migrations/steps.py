@@ -16,6 +16,7 @@ from typing import Callable
 from peewee import Database
 from playhouse.migrate import SqliteMigrator, migrate
 
+from .. import jsontext
 from ..timeutil import to_utc
 from .legacy import DDL, V9_READ_INDEXES
 
@@ -33,12 +34,7 @@ def _script(db: Database, script: str) -> None:
 
 def _setting(db: Database, key: str) -> object:
     row = db.execute_sql('SELECT value FROM setting WHERE key = ?', (key,)).fetchone()
-    if row is None or row[0] is None:
-        return None
-    try:
-        return json.loads(row[0])
-    except ValueError:
-        return row[0]
+    return jsontext.load(row[0]) if row is not None else None
 
 
 def _put_setting(db: Database, key: str, value: object) -> None:

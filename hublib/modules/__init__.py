@@ -1,4 +1,4 @@
-"""Agent modules: the families of agent commands and tables (`jira`, `wiki`).
+"""Agent modules: the families of agent commands (`jira`, `wiki`).
 
 A module is listed in ``MODULES``; adding a module or a command type is an edit here and in the
 module's own file. The command queue, the agent-status view, settings cleanup and the API document
@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from marshmallow import Schema, fields, validate
-
+from .. import fields, validators
 from ..errors import ValidationError
+from ..validation import REQUIRED_MESSAGE, Schema
 from . import jira, wiki
 from .base import CommandType, Module
 
@@ -24,12 +24,14 @@ WRITE_TYPES = tuple(name for name, command_type in COMMAND_TYPES.items() if comm
 
 def agent_field(**metadata: Any) -> fields.String:
     """The ``agent`` field of an agent's request: the name of a module (``jira``, ``wiki``)."""
-    return fields.String(required=True, validate=validate.OneOf(tuple(MODULES)),
+    return fields.String(required=True, validate=validators.OneOf(tuple(MODULES)),
                          metadata=metadata)
 
 
 def get_module(name: object) -> Module:
     """The registered module called ``name``, or a ValidationError naming ``agent``."""
+    if name is None:
+        raise ValidationError({'agent': [REQUIRED_MESSAGE]})
     if not isinstance(name, str) or name not in MODULES:
         raise ValidationError(
             {'agent': [f'неизвестный модуль; ожидается один из: {", ".join(MODULES)}']})

@@ -1,18 +1,17 @@
-"""What a module is: a family of agent commands, the tables it owns and the settings it retired."""
+"""What a module is: a family of agent commands and the settings it retired."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
-from marshmallow import Schema
-
 from ..db import Hub
+from ..validation import Schema
 
 # Builds a command type's params schema from the current settings (contract §9.2: some params
 # must name a configured key, e.g. ``issue_type`` one of ``issue_types``).
 ParamsSchema = Callable[[Mapping[str, Any]], Schema]
 # Names the params that refer to state the hub must hold (``{param: message}``, empty when all
-# is there): a reference to a missing thing is a 404, not a malformed command.
+# is there): a 422 naming ``commands[i].params.<param>``, like every other command error.
 References = Callable[[Hub, Mapping[str, Any]], dict[str, str]]
 
 
@@ -33,6 +32,9 @@ class CommandType:
     # (contract §9.4a).
     writes: bool = False
     references: References | None = None
+    # ``result`` fields a ``done`` report must carry (what the hub does with a done command needs
+    # them: the key of the created issue, the file of the download).
+    done_requires: tuple[str, ...] = ()
 
     def params_schema(self, settings: Mapping[str, Any]) -> Schema:
         """The params schema under ``settings`` (the published contract of this type)."""
@@ -54,9 +56,8 @@ class CommandType:
 
 @dataclass(frozen=True)
 class Module:
-    """A family of agent commands, the tables it owns and the settings keys it has retired."""
+    """A family of agent commands and the settings keys it has retired."""
 
     name: str
     command_types: Mapping[str, CommandType] = field(default_factory=dict)
     deprecated_settings: tuple[str, ...] = ()
-    tables: tuple[str, ...] = ()

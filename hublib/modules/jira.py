@@ -1,4 +1,4 @@
-"""The `jira` module: command types (contract §9.2), estimates (§9.6), tables, retired settings.
+"""The `jira` module: command types (contract §9.2), estimates (§9.6), retired settings.
 
 Each command type publishes a params schema and a result schema (marshmallow). The params schema
 of a type is the contract of its commands: ``hublib.batches`` validates every command of a batch
@@ -25,20 +25,24 @@ import re
 from datetime import date
 from typing import Any, Mapping
 
-from marshmallow import Schema, ValidationError, fields, post_load, validate, validates_schema
+from marshmallow import ValidationError, post_load, validates_schema
 from peewee import fn
 
+from .. import fields, validators
 from ..db import Hub
 from ..models import IssueAttachment, IssueMember
-from ..validation import (NOT_BLANK_PATTERN, SHA256_PATTERN, TEMP_KEY_PATTERN, WHITESPACE, Int,
-                          JiraId, LenientSchema, Pattern, StrippedText, Text,
+from ..validation import (NOT_BLANK_PATTERN, SHA256_PATTERN, TEMP_KEY_PATTERN, WHITESPACE,
+                          AttachmentId, Int, LenientSchema, Pattern, Schema, StrippedText, Text,
                           issue_key_field, issue_or_temp_key_field)
 from .base import CommandType, Module
 
 DEPRECATED_SETTINGS = ('status_labels', 'transitions_map')
-TABLES = ('jira_project', 'jira_board', 'jira_sprint', 'issue_sprint')
 
 SUMMARY_MAX = 255
+# Keys per refresh: a refresh is one sync run whose query lists them all (10,000 keys ≈ 120 KB);
+# more is a job for a jql refresh or several batches. The hub's own read-your-writes refresh is
+# queued without this check.
+REFRESH_KEYS_MAX = 10000
 TEXT_MAX = 32000
 ESTIMATED_CALLS_ENSURE_ISSUE = 3
 DATE_PATTERN = r'^[0-9]{4}-[0-9]{2}-[0-9]{2}$'
@@ -67,7 +71,7 @@ class Day(fields.String):
 
 def _long_text(**kwargs) -> fields.String:
     """A text up to ``TEXT_MAX`` characters that is not only whitespace."""
-    return fields.String(validate=[validate.Length(max=TEXT_MAX),
+    return fields.String(validate=[validators.Length(max=TEXT_MAX),
                                    Pattern(NOT_BLANK_PATTERN, BLANK_MESSAGE)], **kwargs)
 
 
@@ -96,8 +100,10 @@ class RefreshParams(Params):
          'not': {'required': ['jql'], 'properties': {'jql': {'type': 'string'}}}}]}
 
     jql = _long_text(allow_none=True)
-    keys = fields.List(issue_key_field(), allow_none=True, validate=validate.Length(
-        min=1, error='ожидается непустой список ключей задач'))
+    keys = fields.List(issue_key_field(), allow_none=True, validate=[
+        validators.Length(min=1, error='ожидается непустой список ключей задач'),
+        validators.Length(max=REFRESH_KEYS_MAX,
+                          error=f'больше {REFRESH_KEYS_MAX} ключей в одном обновлении')])
     board_id = Int(minimum=1, allow_none=True,
                    metadata={'description': 'доска команд, поставленных до миграции v4'})
 
@@ -161,7 +167,7 @@ class FetchAttachmentParams(Params):
     """``fetch_attachment``: ``attachment_id`` of an attachment in the mirror."""
 
     # Jira ids are numeric strings; the number is accepted too and stored as its string.
-    attachment_id = JiraId(required=True)
+    attachment_id = AttachmentId(required=True)
 
 
 @functools.lru_cache(maxsize=64)
@@ -175,7 +181,7 @@ def _configured(schema: type[Schema], name: str, setting: str, keys: tuple[str, 
         error = f'{what} {{input!r}} не настроен (настроены: {{choices}})'
     else:
         error = f'{what} {{input!r}} не настроен: настройка {setting} пуста'
-    field = fields.String(required=True, validate=validate.OneOf(keys, error=error),
+    field = fields.String(required=True, validate=validators.OneOf(keys, error=error),
                           metadata={'description': f'ключ настройки {setting}'})
     return type(schema.__name__, (schema,), {name: field, '__doc__': schema.__doc__,
                                              '__module__': schema.__module__})
@@ -261,7 +267,7 @@ COMMAND_TYPES = {
     'refresh': CommandType('refresh', _static(RefreshParams), RefreshResult, estimate_refresh),
     'ensure_issue': CommandType('ensure_issue', ensure_issue_params, EnsureIssueResult,
                                 ESTIMATED_CALLS_ENSURE_ISSUE, key_fields=('epic_key',),
-                                writes=True),
+                                writes=True, done_requires=('key',)),
     'ensure_link': CommandType('ensure_link', ensure_link_params, AnyResult,
                                key_fields=('source_key', 'target_key'), writes=True),
     'add_comment': CommandType('add_comment', _static(AddCommentParams), AnyResult,
@@ -269,8 +275,9 @@ COMMAND_TYPES = {
     'transition': CommandType('transition', _static(TransitionParams), AnyResult,
                               key_fields=('key',), writes=True),
     'fetch_attachment': CommandType('fetch_attachment', _static(FetchAttachmentParams),
-                                    FetchAttachmentResult, references=missing_attachment),
+                                    FetchAttachmentResult, references=missing_attachment,
+                                    done_requires=('sha256',)),
 }
 
 MODULE = Module(name='jira', command_types=COMMAND_TYPES,
-                deprecated_settings=DEPRECATED_SETTINGS, tables=TABLES)
+                deprecated_settings=DEPRECATED_SETTINGS)

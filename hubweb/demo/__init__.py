@@ -26,6 +26,7 @@ DEMO_MARKER = 'DEMO.txt'
 DEMO_MARKER_TEXT = ('Этот каталог создан `sdlc-hub serve --demo`: фальшивая Jira и агент-симулятор,\n'
                     'данные и токены — демонстрационные. Демо работает только в каталоге с этим\n'
                     'файлом или в пустом каталоге.\n')
+DEMO_AUTHOR = 'demo'
 DEMO_ISSUES = 300
 DEMO_SEED = 7
 DEMO_PROJECTS = (('AWPCA', 'Аврора: платёжный контур', SCRUM_BOARD),
@@ -88,8 +89,24 @@ def demo_commands() -> list[dict]:
     ]
 
 
+def _demo_batches_queued(hub: Hub) -> bool:
+    """Whether an earlier start of the demo queued its batches (any batch by ``demo``)."""
+    from hublib import queue
+
+    cursor = None
+    while True:
+        page = queue.batches(hub, limit=1000, cursor=cursor)
+        if any(item['author'] == DEMO_AUTHOR for item in page['items']):
+            return True
+        cursor = page['next_cursor']
+        if cursor is None:
+            return False
+
+
 def prepare_demo(hub: Hub) -> list[dict]:
-    """Settings, projects and the two demo batches (see :func:`start_demo`); returns the batches."""
+    """Settings, projects and the two demo batches (see :func:`start_demo`); returns the batches
+    queued now: none when the demo is restarted on its directory (they were queued at its first
+    start, and the agent has run them or will)."""
     from hublib import projects, queue, settings
 
     settings.update_settings(hub, DEMO_SETTINGS)
@@ -98,10 +115,12 @@ def prepare_demo(hub: Hub) -> list[dict]:
             projects.create_project(hub, label, name, board_id)
         except ConflictError:
             pass  # a demo restarted on the same data directory keeps its projects
-    refresh = queue.create_batch(hub, title='Демо: полная загрузка', author='demo',
+    if _demo_batches_queued(hub):
+        return []
+    refresh = queue.create_batch(hub, title='Демо: полная загрузка', author=DEMO_AUTHOR,
                                  commands=[{'type': 'refresh',
                                             'params': {'jql': projects.base_jql(hub)}}])
-    work = queue.create_batch(hub, title='Демо: завести задачи', author='demo',
+    work = queue.create_batch(hub, title='Демо: завести задачи', author=DEMO_AUTHOR,
                               project='AWPCA', commands=demo_commands())
     return [refresh, work]
 

@@ -233,6 +233,7 @@ class SyncRun(TypedDict):
     rate_limited: int
     command_id: int | None
     history_at: Text
+    query_truncated: bool
 
 
 class SyncRunList(TypedDict):
@@ -284,6 +285,7 @@ class BatchSummary(TypedDict):
     estimate_seconds: int | None
     status: BatchStatus
     counts: Counts
+    retry_of: int | None
 
 
 class Batch(BatchSummary):
@@ -330,6 +332,7 @@ class QueuedBatch(TypedDict):
     cancelled_at: NotRequired[Text]
     status: NotRequired[BatchStatus]
     counts: NotRequired[Counts]
+    retry_of: NotRequired[int | None]
 
 
 class FetchAnswer(TypedDict):

@@ -12,9 +12,24 @@ from typing import Any, Callable
 import falcon
 from marshmallow import Schema
 
+from hublib import idempotency
 from hublib.db import Hub
 
 from ..schemas import load_query, path_int
+
+REPLAYED_HEADER = 'Idempotent-Replayed'
+
+
+def idempotency_key(req: falcon.Request) -> str | None:
+    """The request's ``Idempotency-Key`` header (hublib checks it)."""
+    return req.get_header(idempotency.HEADER)
+
+
+def respond_with(resp: falcon.Response, answer: idempotency.Answer) -> None:
+    """Status and body of an answer of ``hublib.idempotency``; a replay says so in a header."""
+    resp.status, resp.media = answer.status, answer.body
+    if answer.replayed:
+        resp.set_header(REPLAYED_HEADER, 'true')
 
 
 class Resource:

@@ -5,14 +5,14 @@ import re
 
 import falcon
 
-from hublib import files
-from hublib.validation import load
+from hublib import files, idempotency
+from hublib.validation import SHA256_PATTERN
 from hublib.db import Hub
 
 from ..openapi import operation
-from ..schemas import media
+from ..schemas import optional_object_body
 from ..schemas.attachments import AttachmentSchema, FetchAnswerSchema, StoredFileSchema
-from . import Resource
+from . import Resource, idempotency_key, respond_with
 
 FALLBACK_MIME = 'application/octet-stream'
 _MIME = re.compile(r"[A-Za-z0-9!#$&^_.+-]+/[A-Za-z0-9!#$&^_.+-]+(?:\s*;\s*[A-Za-z0-9!#$&^_.+-]+="
@@ -34,6 +34,7 @@ def content_type(mime_type: str | None) -> str:
 class FileResource(Resource):
     DOC = {'put': operation(
         'Загрузить файл вложения в хранилище', response=StoredFileSchema, status=(201, 200),
+        path={'sha256': {'type': 'string', 'pattern': SHA256_PATTERN}},
         request_content='application/octet-stream',
         description='Тело — байты файла (до 256 МиБ), имя — sha256 содержимого (64 строчные '
                     'шестнадцатеричные цифры). Несовпадение хэша — 422, файл не сохраняется.')}
@@ -54,16 +55,14 @@ class AttachmentResource(Resource):
 
 class FetchResource(Resource):
     DOC = {'post': operation(
-        'Запросить скачивание вложения', body=files.FetchRequest, response=FetchAnswerSchema,
-        status=(200, 202),
+        'Запросить скачивание вложения', body=files.FetchRequest, body_required=False,
+        response=FetchAnswerSchema, status=(200, 202), idempotent=True,
         description='ready — 200; уже скачивается — 200 с command_id; иначе ставится пакет '
                     '«Скачивание вложения» с fetch_attachment — 202 с command_id. Тело необязательно.')}
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, attachment_id: str) -> None:
-        body = load(files.FetchRequest, media(req) or {})
-        answer = files.request_fetch(self.hub, attachment_id, **body)
-        resp.status = falcon.HTTP_202 if answer.pop('enqueued') else falcon.HTTP_200
-        resp.media = answer
+        respond_with(resp, idempotency.fetch_attachment(
+            self.hub, attachment_id, optional_object_body(req), key=idempotency_key(req)))
 
 
 class ContentResource(Resource):

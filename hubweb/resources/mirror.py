@@ -12,7 +12,7 @@ from hublib import history, mirror, reads
 from hublib.db import Hub
 
 from ..openapi import operation
-from ..schemas import object_body
+from ..schemas import load_query, object_body
 from ..schemas import mirror as schemas
 from . import Call, Resource
 
@@ -31,6 +31,22 @@ class Ingest(Resource):
                                  body.get(self.items))
 
 
+class IssuesCsv(Resource):
+    """``GET /issues.csv``: hublib's chunks streamed as they come (contract §16)."""
+
+    DOC = {'get': operation(
+        'Задачи зеркала в CSV', query=reads.IssuesCsvQuery, response_content='text/csv',
+        description='Все задачи запроса JQL (без limit), потоком: UTF-8 с BOM, запятые, кавычки '
+                    'по RFC 4180, первая строка — столбцы fields; метки и спринты через ";". '
+                    'Неверный запрос — 422 до первого байта.')}
+
+    def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
+        chunks = reads.issues_csv(self.hub, **load_query(reads.IssuesCsvQuery, req))
+        resp.content_type = 'text/csv; charset=utf-8'
+        resp.downloadable_as = 'issues.csv'
+        resp.stream = (chunk.encode() for chunk in chunks)
+
+
 def routes(hub: Hub) -> list[tuple[str, object]]:
     return [
         ('/agent/state', Ingest(hub, mirror.ingest_state, 'issues', operation(
@@ -46,8 +62,18 @@ def routes(hub: Hub) -> list[tuple[str, object]]:
             response=schemas.BoardsResultSchema))),
         ('/issues', Call(hub, reads.issues, query=reads.IssuesQuery, doc=operation(
             'Задачи зеркала', response=schemas.IssueListSchema,
-            description='В естественном порядке ключей (AURORA-2 раньше AURORA-10), с text= — по '
-                        'релевантности; project= — разрез проекта, neighbor относительно проекта.'))),
+            description='jql= — запрос JQL (docs/jql.md) с его ORDER BY; без ORDER BY в естественном '
+                        'порядке ключей (AURORA-2 раньше AURORA-10), с ~ или text= — по '
+                        'релевантности; project= — разрез проекта, neighbor относительно проекта; '
+                        'остальные фильтры — через AND с запросом.'))),
+        ('/issues/count', Call(hub, reads.issue_count, query=reads.IssueCountQuery, doc=operation(
+            'Число задач запроса JQL', response=schemas.IssueCountSchema))),
+        ('/issues/facets', Call(hub, reads.issue_facets, query=reads.IssueCountQuery,
+                                doc=operation(
+            'Значения полей среди задач запроса JQL', response=schemas.IssueFacetsSchema,
+            description='status, assignee, issue_type, priority, labels: значения как в зеркале '
+                        '(null — без значения) с числом задач, по убыванию числа.'))),
+        ('/issues.csv', IssuesCsv(hub)),
         ('/issues/{key}', Call(hub, reads.issue_card, doc=operation(
             'Карточка задачи', response=schemas.IssueCardSchema,
             description='Поля, заметка, связи в обе стороны, комментарии, вложения с состоянием, '
@@ -60,7 +86,11 @@ def routes(hub: Hub) -> list[tuple[str, object]]:
             description='Строки с at, по at, history_id, seq; since включительно, until — нет.'))),
         ('/sync-runs', Call(hub, reads.sync_runs, query=reads.PageQuery, doc=operation(
             'Журнал синхронизаций', response=schemas.SyncRunListSchema,
-            description='Новые первыми.'))),
+            description='Новые первыми; query — первые 200 символов (query_truncated), '
+                        'целиком — в GET /sync-runs/{run_id}.'))),
+        ('/sync-runs/{run_id}', Call(hub, reads.sync_run, ids={'run_id': reads.SYNC_RUN_NOT_FOUND},
+                                     doc=operation('Запуск синхронизации с запросом целиком',
+                                                   response=schemas.SyncRunSchema))),
         ('/projects/{label}/board', Call(hub, reads.project_board, doc=operation(
             'Доска проекта', response=schemas.BoardSchema,
             description='Колонки со своими задачами проекта; выполнены — статусы последней '

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import falcon
 
-from hublib import notes
+from hublib import idempotency, notes
 from hublib.db import Hub
-from hublib.validation import ISSUE_OR_TEMP_KEY_PATTERN
+from hublib.validation import LOOKUP_KEY_PATTERN
 
 from ..openapi import operation
 from ..schemas import media
 from ..schemas.notes import NoteSchema
+from . import idempotency_key, respond_with
 
 
-NOTE_KEY = {'key': {'type': 'string', 'pattern': ISSUE_OR_TEMP_KEY_PATTERN}}
+# A Jira key in any case (read in Jira's case) or a temp key.
+NOTE_KEY = {'key': {'type': 'string', 'pattern': LOOKUP_KEY_PATTERN}}
 
 
 class NoteResource:
@@ -21,6 +23,7 @@ class NoteResource:
         'get': operation('Заметка задачи', response=NoteSchema, path=NOTE_KEY,
                          description='404, если у ключа нет заметки.'),
         'put': operation('Изменить заметку', body=notes.NoteChange, response=NoteSchema, path=NOTE_KEY,
+                         idempotent=True,
                          description='Частичное обновление; updated_at — время хаба. Ключ — ключ '
                                      'Jira или временный new:<n>.'),
     }
@@ -32,7 +35,8 @@ class NoteResource:
         resp.media = notes.note(self.hub, key)
 
     def on_put(self, req: falcon.Request, resp: falcon.Response, key: str) -> None:
-        resp.media = notes.put_note(self.hub, key, media(req))
+        respond_with(resp, idempotency.put_note(self.hub, key, media(req),
+                                                key=idempotency_key(req)))
 
 
 def routes(hub: Hub) -> list[tuple[str, object]]:

@@ -5,7 +5,6 @@ import falcon
 
 from hublib import projects
 from hublib.db import Hub
-from hublib.validation import load
 
 from ..openapi import operation
 from ..schemas import object_body
@@ -24,8 +23,7 @@ class ProjectsResource(Resource):
         resp.media = {'items': projects.projects(self.hub)}
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        body = load(projects.ProjectCreate, object_body(req))
-        resp.media = projects.create_project(self.hub, **body)
+        resp.media = projects.submit_project(self.hub, object_body(req))
         resp.status = falcon.HTTP_201
 
 

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import falcon
 
-from hublib import batches, claims
+from hublib import batches, claims, idempotency
 from hublib.db import Hub
+from hublib.validation import load
 
 from ..openapi import operation
-from ..schemas import load_query, object_body, path_int
+from ..schemas import load_query, object_body, optional_object_body, path_int
 from ..schemas import queue as schemas
-from . import Call, Resource
+from . import Call, Resource, idempotency_key, respond_with
 
 BATCH_ID = {'batch_id': batches.BATCH_NOT_FOUND}
 COMMAND_ID = {'command_id': batches.COMMAND_NOT_FOUND}
@@ -29,20 +30,53 @@ class BatchesResource(Resource):
                                      'курсор — next_cursor.'),
         # the body's schema depends on the settings (configured issue and link types)
         'post': operation('Поставить пакет команд', body=batches.batch_schema,
-                          response=schemas.BatchSchema, status=201,
+                          response={201: schemas.BatchSchema, 200: schemas.BatchPreviewSchema},
+                          status=(201, 200), idempotent=True,
                           description='Каждая команда проверяется схемой своего типа; ошибка — '
                                       '422 с полем вида commands[1].params.summary, ничего не '
                                       'создано. depends_on — номер более ранней команды; '
                                       'временный ключ new:N в полях-ключах заводит более ранняя '
-                                      'ensure_issue этого пакета. Проекта или вложения нет — 404.'),
+                                      'ensure_issue этого пакета; временный ключ, который '
+                                      'заводит незавершённая ensure_issue другого пакета, — 422 '
+                                      '(GET /temp-keys/next даёт свободный); вложения нет в '
+                                      'зеркале — 422. Проекта нет — 404. "dry_run": true — 200 с '
+                                      'пакетом, как он был бы поставлен, ничего не сохранено.'),
     }
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         resp.media = batches.batches(self.hub, **load_query(batches.BatchesQuery, req))
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        resp.media = batches.submit_batch(self.hub, object_body(req))
-        resp.status = falcon.HTTP_201
+        respond_with(resp, idempotency.queue_batch(self.hub, object_body(req),
+                                                   key=idempotency_key(req)))
+
+
+class CancelResource(Resource):
+    DOC = {'post': operation('Отменить пакет', body=batches.CancelRequest, body_required=False,
+                             response=schemas.BatchSchema, idempotent=True,
+                             description='queued → cancelled; выданные завершатся отчётом. Повтор '
+                                         'ничего не меняет; пакет, завершённый без отмены, — 409 '
+                                         '«пакет уже завершён». Тело необязательно: {} или нет.')}
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, batch_id: str) -> None:
+        load(batches.CancelRequest, optional_object_body(req))  # a body, when sent, is checked
+        respond_with(resp, idempotency.cancel_batch(
+            self.hub, path_int(batch_id, batches.BATCH_NOT_FOUND), key=idempotency_key(req)))
+
+
+class RetryResource(Resource):
+    DOC = {'post': operation(
+        'Повторить неудавшиеся команды пакета', body=batches.RetryBody, body_required=False,
+        response=schemas.BatchSchema, status=201, idempotent=True,
+        description='Новый пакет «Повтор: <название>» из копий команд failed и зависевших от них '
+                    'skipped (depends_on и временные ключи пересчитаны); retry_of — id исходного. '
+                    '409, если пакет ещё выполняется или неудавшихся команд нет. Тело '
+                    'необязательно.')}
+
+    def on_post(self, req: falcon.Request, resp: falcon.Response, batch_id: str) -> None:
+        respond_with(resp, idempotency.retry_batch(
+            self.hub, path_int(batch_id, batches.BATCH_NOT_FOUND), optional_object_body(req),
+            key=idempotency_key(req)))
 
 
 class ClaimResource(Resource):
@@ -52,11 +86,7 @@ class ClaimResource(Resource):
                                          '(до 3 раз), автообновление, следующая команда.')}
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        body = object_body(req)
-        resp.media = claims.claim_command(
-            self.hub, agent=body.get('agent'), agent_version=body.get('agent_version'),
-            settings_version=body.get('settings_version'),
-            last_call_at=body.get('last_jira_call_at'))
+        resp.media = claims.submit_claim(self.hub, object_body(req))
 
 
 class ReportResource(Resource):
@@ -66,11 +96,8 @@ class ReportResource(Resource):
                                          'late = true; повтор отчёта ничего не меняет.')}
 
     def on_post(self, req: falcon.Request, resp: falcon.Response, command_id: str) -> None:
-        body = object_body(req)
-        resp.media = claims.report_command(
-            self.hub, path_int(command_id, batches.COMMAND_NOT_FOUND), agent=body.get('agent'),
-            status=body.get('status'), result=body.get('result'), error=body.get('error'),
-            jira_calls=body.get('jira_calls'), rate_limited=body.get('rate_limited'))
+        resp.media = claims.submit_report(
+            self.hub, path_int(command_id, batches.COMMAND_NOT_FOUND), object_body(req))
 
 
 def routes(hub: Hub) -> list[tuple[str, object]]:
@@ -78,11 +105,14 @@ def routes(hub: Hub) -> list[tuple[str, object]]:
         ('/batches', BatchesResource(hub)),
         ('/batches/{batch_id}', Call(hub, batches.batch, ids=BATCH_ID, doc=operation(
             'Пакет с командами', response=schemas.BatchSchema))),
-        ('/batches/{batch_id}/cancel', Call(hub, batches.cancel_batch, ids=BATCH_ID, method='post',
-                                            doc=operation(
-            'Отменить пакет', response=schemas.BatchSchema,
-            description='queued → cancelled; выданные завершатся отчётом. Повтор ничего не '
-                        'меняет.'))),
+        ('/batches/{batch_id}/cancel', CancelResource(hub)),
+        ('/batches/{batch_id}/retry', RetryResource(hub)),
+        ('/temp-keys/next', Call(hub, batches.next_temp_key, query=batches.TempKeysQuery,
+                                 doc=operation(
+            'Свободный временный ключ', response=schemas.TempKeySchema,
+            description='Наименьший new:<n>, который не заводит незавершённая ensure_issue и под '
+                        'которым нет заметки; temp_keys — count таких ключей подряд. Ключ не '
+                        'резервируется: его занимает пакет, который его заводит.'))),
         ('/commands/{command_id}', Call(hub, batches.command, ids=COMMAND_ID, doc=operation(
             'Команда', response=schemas.CommandSchema))),
         ('/agent/claim', ClaimResource(hub)),

@@ -199,6 +199,20 @@ def object_body(req: falcon.Request) -> dict:
     return body
 
 
+_NO_BODY = object()
+
+
+def optional_object_body(req: falcon.Request) -> dict:
+    """An optional JSON body: ``{}`` when there is none, else a body that must be an object
+    (malformed JSON 400, ``null``, ``[]`` or a string 422), like every other body."""
+    body = req.get_media(default_when_empty=_NO_BODY)
+    if body is _NO_BODY:
+        return {}
+    if not isinstance(body, dict):
+        raise ValidationError({'_body': ['ожидается JSON-объект']})
+    return body
+
+
 def load_query(schema: type[Schema], req: falcon.Request) -> dict[str, Any]:
     """The query string as the typed values of ``schema`` (a hublib query schema).
 

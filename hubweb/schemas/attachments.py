@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from marshmallow import fields, validate
 
-from . import integers, response, strings
+from hublib.statuses import ATTACHMENT_STATES as STATES
 
-STATES = ('ready', 'fetching', 'failed', 'none')
+from . import integers, response, strings
 
 
 def _state(**options) -> fields.String:

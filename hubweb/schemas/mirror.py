@@ -27,6 +27,13 @@ IssueOutSchema = response(
                                                    'слова в [квадратных скобках]'}))
 IssueListSchema = page_of('IssueList', IssueOutSchema)
 
+IssueCountSchema = response('IssueCount', integers('count', required=True))
+FacetValueSchema = response('FacetValue', integers('count', required=True),
+                            value=fields.String(allow_none=True, required=True))
+IssueFacetsSchema = response('IssueFacets', **{
+    name: fields.List(fields.Nested(FacetValueSchema), required=True)
+    for name in ('status', 'assignee', 'issue_type', 'priority', 'labels')})
+
 LinkOutSchema = response('LinkOut', strings('type key'))
 LinksOutSchema = response('LinksOut', outward=fields.List(fields.Nested(LinkOutSchema)),
                           inward=fields.List(fields.Nested(LinkOutSchema)))
@@ -53,7 +60,9 @@ ChangeListSchema = page_of('ChangeList', ChangeSchema)
 SyncRunSchema = response(
     'SyncRun', integers('id issues_count links_count jira_calls rate_limited'),
     integers('command_id', **_NULLABLE), strings('started_at kind'),
-    strings('finished_at query history_at', **_NULLABLE))
+    strings('finished_at query history_at', **_NULLABLE),
+    query_truncated=fields.Boolean(metadata={
+        'description': 'в списке query обрезан до 200 символов; целиком — GET /sync-runs/{run_id}'}))
 SyncRunListSchema = page_of('SyncRunList', SyncRunSchema)
 
 BoardColumnSchema = response('BoardColumn', strings('name', required=True),

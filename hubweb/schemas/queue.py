@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from marshmallow import fields, validate
 
-from hublib.batches import BATCH_STATUSES, STATUSES
+from hublib.statuses import BATCH_STATUSES, STATUSES
 
 from . import integers, page_of, response, strings
 
@@ -23,11 +23,24 @@ CountsSchema = response('Counts', integers(' '.join(STATUSES)))
 BatchSummarySchema = response(
     'BatchSummary', integers('id', required=True), strings('title created_at', required=True),
     strings('author project cancelled_at', **_NULLABLE), integers('estimate_seconds', **_NULLABLE),
+    retry_of=fields.Integer(allow_none=True, metadata={
+        'description': 'id пакета, неудавшиеся команды которого повторяет этот'}),
     status=fields.String(required=True, validate=validate.OneOf(BATCH_STATUSES)),
     counts=fields.Nested(CountsSchema, required=True))
 BatchSchema = response('Batch', base=BatchSummarySchema,
                        commands=fields.List(fields.Nested(CommandSchema), required=True))
 BatchListSchema = page_of('BatchList', BatchSummarySchema)
+PreviewCommandSchema = response(
+    'PreviewCommand', base=CommandSchema, id=fields.Integer(allow_none=True, required=True),
+    batch_id=fields.Integer(allow_none=True, required=True),
+    depends_on=fields.Integer(allow_none=True, metadata={'description': 'seq зависимости'}))
+BatchPreviewSchema = response(
+    'BatchPreview', base=BatchSummarySchema, id=fields.Integer(allow_none=True, required=True),
+    commands=fields.List(fields.Nested(PreviewCommandSchema), required=True),
+    dry_run=fields.Boolean(required=True, metadata={'description': 'всегда true: ничего не '
+                                                                   'сохранено'}))
+TempKeySchema = response('TempKey', temp_key=fields.String(required=True), temp_keys=fields.List(
+    fields.String(), required=True))
 
 DeliverySchema = response(
     'Delivery', integers('id batch_id seq deliveries pause_seconds', required=True),

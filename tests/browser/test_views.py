@@ -391,6 +391,9 @@ def test_new_batch_form_queues_refreshes_transitions_and_new_issues(ui):
     command.nth(3).locator('select[name="issue_type"]').select_option('task')
     command.nth(3).locator('input[name="summary"]').fill('Новая задача со страницы')
     command.nth(3).locator('input[name="labels"]').fill('AWPCA')
+    temp_key = ui.hub['api'].get('/temp-keys/next')['temp_key']  # the form asks the hub too
+    page.wait_for_function('key => document.querySelector(\'input[name="temp_key"]\').value === key',
+                           arg=temp_key)
     page.click('button:text-is("Поставить в очередь")')
     ui.wait('batch')
     batch_id = int(re.search(r'#/batches/(\d+)$', page.url).group(1))
@@ -400,7 +403,7 @@ def test_new_batch_form_queues_refreshes_transitions_and_new_issues(ui):
         ('refresh', {'keys': ['AURORA-1', 'AURORA-2', 'AURORA-3']}),
         ('transition', {'key': 'AURORA-3', 'status': 'Готово'}),
         ('ensure_issue', {'issue_type': 'task', 'summary': 'Новая задача со страницы',
-                          'labels': ['AWPCA']})]
+                          'labels': ['AWPCA'], 'temp_key': temp_key})]
     ui.hub['api'].post(f'/batches/{batch_id}/cancel')
 
 

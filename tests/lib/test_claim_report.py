@@ -21,7 +21,7 @@ def hub(hub, queue_settings):
 
 
 def claim(hub, agent='jira', **kwargs):
-    kwargs = {'agent_version': '15', 'settings_version': 2, 'last_call_at': None, **kwargs}
+    kwargs = {'agent_version': '15', 'settings_version': 2, **kwargs}
     return queue.claim_command(hub, agent=agent, **kwargs)
 
 
@@ -65,7 +65,7 @@ def agent_row(hub, agent='jira'):
 # --- claim ---------------------------------------------------------------------------------------
 
 def test_claim_with_empty_queue_records_agent(hub):
-    answer = claim(hub, last_call_at='2026-11-30T12:59:00.000+0300')
+    answer = claim(hub, last_jira_call_at='2026-11-30T12:59:00.000+0300')
     assert answer == {'command': None, 'settings_version': 2}
     assert agent_row(hub) == {'last_seen_at': '2026-11-30T10:00:00+00:00', 'agent_version': '15',
                               'settings_version': 2, 'current_command_id': None,
@@ -98,7 +98,8 @@ def test_claim_of_wiki_gets_nothing_and_never_takes_jira_commands(hub):
 
 @pytest.mark.parametrize('kwargs, field', [
     ({'agent': 'confluence'}, 'agent'), ({'settings_version': 'x'}, 'settings_version'),
-    ({'last_call_at': 'вчера'}, 'last_jira_call_at'), ({'agent_version': ['15']}, 'agent_version')])
+    ({'last_jira_call_at': 'вчера'}, 'last_jira_call_at'),
+    ({'agent_version': ['15']}, 'agent_version')])
 def test_claim_validation(hub, kwargs, field):
     with pytest.raises(ValidationError) as error:
         claim(hub, **kwargs)
@@ -200,7 +201,7 @@ def test_agents_redelivered_list(hub, clock):
 
 def test_scenario_agents_status_separately(hub, clock):
     """«Статусы агентов раздельно»: jira a minute ago → online; wiki never → offline, null."""
-    claim(hub, last_call_at='2026-11-30T09:59:30+00:00')
+    claim(hub, last_jira_call_at='2026-11-30T09:59:30+00:00')
     clock.advance(minutes=1)
     items = {item['agent']: item for item in queue.agents(hub)['items']}
     assert list(items) == ['jira', 'wiki']
@@ -321,8 +322,11 @@ def test_repeated_report_changes_nothing(hub, clock, first):
     report(hub, command_id, status=first, result={'n': 1})
     before = queue.command(hub, command_id)
     clock.advance(minutes=1)
-    again = report(hub, command_id, status='failed', result={'n': 2}, error='x')
+    again = report(hub, command_id, status=first, result={'n': 1}, jira_calls=7)
     assert again['late'] is False
+    assert queue.command(hub, command_id) == before
+    with pytest.raises(ConflictError):  # another outcome: tests/lib/test_report_checks.py
+        report(hub, command_id, status='failed', result={'n': 2}, error='x')
     assert queue.command(hub, command_id) == before
 
 
@@ -476,7 +480,6 @@ def test_module_registry():
     assert set(jira.command_types) == {'refresh', 'ensure_issue', 'ensure_link', 'add_comment',
                                        'transition', 'fetch_attachment'}
     assert jira.deprecated_settings == ('status_labels', 'transitions_map')
-    assert 'jira_board' in jira.tables
     assert modules.get_module('wiki').command_types == {}
     assert modules.module_of('transition') == 'jira' and modules.module_of('nope') is None
 

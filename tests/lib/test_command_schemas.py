@@ -61,8 +61,8 @@ def test_each_limit_is_in_the_published_schema():
     assert schemas['ensure_link']['properties']['link_type']['enum'] == ['blocks']
     assert set(schemas['add_comment']['required']) == {'key', 'body'}
     assert schemas['fetch_attachment']['properties']['attachment_id']['oneOf'] == [
-        {'type': 'string', 'minLength': 1},
-        {'type': 'integer', 'minimum': -2 ** 63, 'maximum': 2 ** 63 - 1}]
+        {'type': 'string', 'pattern': '^[0-9]{1,19}$'},
+        {'type': 'integer', 'minimum': 0, 'maximum': 2 ** 63 - 1}]
 
 
 def ecma_match(pattern: str, value: str) -> bool:

@@ -271,7 +271,7 @@ def test_fetch_round_trip_through_the_queue(hub):
     add_attachment(hub)
     data = b'%PDF-1.7'
     asked = files.request_fetch(hub, '31337', author='ivanov')
-    claim = dict(agent='jira', agent_version='15', settings_version=None, last_call_at=None)
+    claim = dict(agent='jira', agent_version='15', settings_version=None)
     delivery = claims.claim_command(hub, **claim)['command']
     assert delivery['id'] == asked['command_id'] and delivery['params'] == {'attachment_id': '31337'}
     report = dict(agent='jira', status='done', error=None, jira_calls=1, rate_limited=0,
@@ -296,7 +296,7 @@ def test_failed_report_makes_the_state_failed(hub):
     add_attachment(hub)
     asked = files.request_fetch(hub, '31337')
     claims.claim_command(hub, agent='jira', agent_version='15', settings_version=None,
-                         last_call_at=None)
+                         last_jira_call_at=None)
     claims.report_command(hub, asked['command_id'], agent='jira', status='failed', result=None,
                           error='HTTP 404: вложение удалено', jira_calls=1, rate_limited=0)
     assert files.attachment_states(hub, ['31337']) == {

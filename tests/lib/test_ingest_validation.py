@@ -13,6 +13,7 @@ from hypothesis import example, find, given, settings as hypothesis_settings, st
 
 from hublib.history import HistoryItem, item_ok, page_columns
 from hublib.mirror import IssueIn, issue_ok
+from hublib.timeutil import to_utc
 from hublib.validation import INT64_MAX, INT64_MIN, ValidationError, errors_of
 
 EDGE_INTS = st.sampled_from([0, -1, 1, INT64_MIN, INT64_MAX, INT64_MIN - 1, INT64_MAX + 1, 2 ** 70])
@@ -43,16 +44,22 @@ def objects(fields: dict, required: tuple[str, ...] = ()) -> st.SearchStrategy:
 
 
 TEXT = st.one_of(st.none(), st.text(max_size=4))
+# Jira times: readable ones in every shape of contract §3, and ones to_utc cannot read.
+GOOD_TIMES = st.sampled_from(['2026-10-22T09:00:00.000+0300', '2026-10-22T06:00:00Z',
+                              '2026-10-22 09:00:00.5-05:00', '2026-10-22T09:00'])
+TIMES = st.one_of(st.none(), GOOD_TIMES, GOOD_TIMES, st.text(max_size=4), st.sampled_from([
+    'garbage', '2026-02-30T10:00:00.000+0300', '2026-10-22T09:00:00.000+9999', '2026-10-22', '',
+    '0001-01-01T00:00:00+01:00']))
 IDS = st.one_of(st.text(max_size=3), INTS)
 LINK = objects({'type': st.text(max_size=3), 'direction': st.sampled_from(['outward', 'inward', 'up']),
                 'key': st.text(max_size=3)}, required=('type', 'direction', 'key'))
-COMMENT = objects({'id': IDS, 'author': TEXT, 'created': TEXT, 'updated': TEXT, 'body': TEXT},
+COMMENT = objects({'id': IDS, 'author': TEXT, 'created': TIMES, 'updated': TIMES, 'body': TEXT},
                   required=('id',))
 ATTACHMENT = objects({'id': IDS, 'filename': TEXT, 'size': st.one_of(st.none(), INTS),
-                      'mime_type': TEXT, 'author': TEXT, 'created': TEXT}, required=('id',))
+                      'mime_type': TEXT, 'author': TEXT, 'created': TIMES}, required=('id',))
 ISSUE = objects({
     'key': KEYS, 'summary': TEXT, 'description': TEXT, 'status': TEXT, 'epic_key': TEXT,
-    'id': TEXT, 'rank': TEXT, 'updated': TEXT, 'created': TEXT,
+    'id': TEXT, 'rank': TEXT, 'updated': TIMES, 'created': TIMES,
     'labels': st.one_of(st.none(), st.lists(maybe(st.text(max_size=3)), max_size=3)),
     'story_points': st.one_of(st.none(), INTS, st.floats(allow_nan=True, allow_infinity=True)),
     'neighbor': st.one_of(st.none(), st.booleans()),
@@ -62,7 +69,7 @@ ISSUE = objects({
     'sprint_ids': st.one_of(st.none(), st.lists(maybe(INTS), max_size=3)),
 }, required=('key',))
 HISTORY_FIELDS = {
-    'history_id': IDS, 'seq': INTS, 'key': KEYS, 'created': TEXT, 'author': TEXT,
+    'history_id': IDS, 'seq': INTS, 'key': KEYS, 'created': TIMES, 'author': TEXT,
     'field_id': TEXT, 'field_name': TEXT, 'from_value': TEXT, 'from_string': TEXT,
     'to_value': TEXT, 'to_string': TEXT}
 HISTORY_ITEM = objects(HISTORY_FIELDS, required=('history_id', 'seq', 'key'))
@@ -94,14 +101,16 @@ def test_item_ok_agrees_with_the_published_history_schema(item):
     assert item_ok(item) == schema_accepts(HistoryItem(), item), item
 
 
-def _item_by_item(page: list) -> list[tuple] | None:
+def _item_by_item(page: list) -> tuple[list[tuple], list] | None:
     """What page_columns must give: each item's values (``None`` for a text left out, history
-    ids as text) column by column, or None when an item is refused."""
+    ids as text) column by column and each item's time in hub UTC, or None when an item is
+    refused."""
     if not all(map(item_ok, page)):
         return None
     rows = [tuple(item.get(name) for name in HISTORY_FIELDS) for item in page]
-    return [tuple(str(value) if index == 0 and type(value) is int else value for value in column)
-            for index, column in enumerate(zip(*rows))]
+    return ([tuple(str(value) if index == 0 and type(value) is int else value for value in column)
+             for index, column in enumerate(zip(*rows))],
+            [to_utc(item.get('created')) for item in page])
 
 
 def usual(**changed) -> dict:
@@ -124,6 +133,9 @@ def usual(**changed) -> dict:
 @example([usual(), usual(author=['ivanov'])])
 @example([usual(), 'not an item'])
 @example([usual(), usual(history_id=10002)])
+@example([usual(), usual(created='2026-02-30T10:00:00.000+0300')])
+@example([usual(created=None), usual(created='garbage')])
+@example([usual(), {**usual(), 'created': 'garbage', 'extra': 1}])
 @example([usual(), {name: value for name, value in usual().items() if name != 'author'}])
 def test_a_page_checked_a_column_at_a_time_agrees_with_its_items(page):
     expected = _item_by_item(page)

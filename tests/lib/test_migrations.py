@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from hublib import MigrationError, mirror, open_hub, projects, queue, settings
-from hublib.migrations import create_legacy_database, steps
+from hublib.migrations import steps
+from tests.support.legacy import create_legacy_database
 
 OLD_JQL = 'project = AURORA AND labels = AWPCA'
 NEW_JQL = 'project = AURORA AND labels in ("AWPCA")'
@@ -207,7 +208,7 @@ def test_scenario_refresh_queued_during_migration(data_dir, clock):
                                                (1, 'AURORA-2', 'AURORA-1')):
             clock.advance(minutes=10)
             delivered = queue.claim_command(hub, agent='jira', agent_version='15',
-                                            settings_version=None, last_call_at=None)['command']
+                                            settings_version=None)['command']
             assert (delivered['id'], delivered['type'], delivered['params'], delivered['deliveries']) \
                 == (command_id, 'refresh', {'jql': NEW_JQL}, 1)
             started = hub.now()

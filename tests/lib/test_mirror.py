@@ -40,10 +40,14 @@ def test_same_issue_twice_in_a_page_last_wins(hub, refresh):
         ('1', 'a'), ('2', 'b')]
 
 
-def test_unparseable_comment_time_gives_null_created_at(hub, refresh):
+def test_unparseable_comment_time_is_refused_and_null_gives_null_created_at(hub, refresh):
+    with pytest.raises(ValidationError) as refused:
+        mirror.ingest_state(hub, 'jira', refresh, [
+            {'key': 'AURORA-1', 'comments': [{'id': '1', 'created': 'вчера'}]}])
+    assert list(refused.value.fields) == ['issues[0].comments[0].created']
     mirror.ingest_state(hub, 'jira', refresh, [
-        {'key': 'AURORA-1', 'comments': [{'id': '1', 'created': 'вчера'}]}])
-    assert table(hub, 'SELECT created, created_at FROM issue_comment') == [('вчера', None)]
+        {'key': 'AURORA-1', 'comments': [{'id': '1', 'created': None}]}])
+    assert table(hub, 'SELECT created, created_at FROM issue_comment') == [(None, None)]
 
 
 def test_links_absent_keeps_links(hub, refresh):

@@ -11,7 +11,7 @@ from peewee import DatabaseError
 
 from hublib import models, notes, open_hub, queue
 from hublib.db import MIRROR_GUARD_TABLES
-from hublib.migrations import create_legacy_database
+from tests.support.legacy import create_legacy_database
 
 # One write per guarded table, each valid without the guard (the last test proves it).
 WRITES = {

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from hublib import ConflictError, NotFoundError, ValidationError, mirror, projects, settings
+from hublib import (ConflictError, NotFoundError, ValidationError, mirror, projects, settings,
+                    slices)
+from tests.support.hubs import project_slice
 
 
 @pytest.fixture
@@ -81,12 +83,12 @@ def test_scenario_own_and_neighbours(aurora, ingest):
     ingest(aurora, issue('AURORA-1', ['STOCKS_DRRK'], epic_key='AURORA-9',
                          links=[('Blocks', 'AURORA-2')]),
            issue('AURORA-9', ['AWPCA']), issue('AURORA-2', ['AWPCA']), issue('AURORA-3', ['AWPCA']))
-    assert projects.project_slice(aurora, 'STOCKS_DRRK') == {
+    assert project_slice(aurora, 'STOCKS_DRRK') == {
         'AURORA-1': False, 'AURORA-2': True, 'AURORA-9': True}
     # Relative to AWPCA the same link makes AURORA-1 the neighbour.
-    assert projects.project_slice(aurora, 'AWPCA') == {
+    assert project_slice(aurora, 'AWPCA') == {
         'AURORA-9': False, 'AURORA-2': False, 'AURORA-3': False, 'AURORA-1': True}
-    assert projects.slice_counts(aurora, 'STOCKS_DRRK') == {'own_count': 1, 'neighbor_count': 2}
+    assert slices.counts(aurora, 'STOCKS_DRRK') == {'own_count': 1, 'neighbor_count': 2}
     counts = {p['label']: (p['own_count'], p['neighbor_count']) for p in projects.projects(aurora)}
     assert counts == {'AWPCA': (3, 1), 'STOCKS_DRRK': (1, 2)}
 
@@ -98,21 +100,21 @@ def test_slice_follows_inward_links_and_ignores_missing_issues(aurora, ingest):
            issue('AURORA-5', [], links=[('Relates', 'AURORA-1')]),
            issue('AURORA-6', ['p']),  # a label is matched exactly, case included
            issue('AURORA-7', ['PP']))
-    assert projects.project_slice(aurora, 'P') == {'AURORA-1': False, 'AURORA-5': True}
+    assert project_slice(aurora, 'P') == {'AURORA-1': False, 'AURORA-5': True}
 
 
 def test_own_issue_linked_to_own_issue_stays_own(aurora, ingest):
     projects.create_project(aurora, 'P', 'P')
     ingest(aurora, issue('AURORA-1', ['P'], epic_key='AURORA-2'),
            issue('AURORA-2', ['P', 'Q'], links=[('Blocks', 'AURORA-1')]))
-    assert projects.project_slice(aurora, 'P') == {'AURORA-1': False, 'AURORA-2': False}
+    assert project_slice(aurora, 'P') == {'AURORA-1': False, 'AURORA-2': False}
 
 
 def test_project_created_after_the_mirror_gets_its_slice(aurora, ingest):
     ingest(aurora, issue('AURORA-1', ['P'], links=[('Blocks', 'AURORA-2')]), issue('AURORA-2', []),
            issue('AURORA-3', []))
     projects.create_project(aurora, 'P', 'P')
-    assert projects.project_slice(aurora, 'P') == {'AURORA-1': False, 'AURORA-2': True}
+    assert project_slice(aurora, 'P') == {'AURORA-1': False, 'AURORA-2': True}
 
 
 BAD_LABELS = [

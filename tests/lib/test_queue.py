@@ -144,14 +144,14 @@ def test_duplicate_temp_key_in_batch(configured):
     assert 'commands[1].params.temp_key' in error.value.fields
 
 
-def test_fetch_attachment_of_an_attachment_not_in_the_mirror_is_404_naming_the_field(configured):
-    # A well-formed command that refers to a missing thing: 404, not 422 (the batch is valid by
-    # the published schema); nothing is created.
-    with pytest.raises(NotFoundError) as error:
+def test_fetch_attachment_of_an_attachment_not_in_the_mirror_is_422_naming_the_field(configured):
+    # Every command error is a 422 naming commands[i].params.<field> (contract §9.1), a reference
+    # to an attachment the mirror does not hold too; nothing is created.
+    with pytest.raises(ValidationError) as error:
         queue.create_batch(configured, title='t', commands=[
             comment(), {'type': 'fetch_attachment', 'params': {'attachment_id': '31337'}}])
-    assert 'commands[1].params.attachment_id' in error.value.message
-    assert '31337' in error.value.message
+    assert list(error.value.fields) == ['commands[1].params.attachment_id']
+    assert '31337' in error.value.fields['commands[1].params.attachment_id'][0]
     assert configured.db.execute_sql('SELECT count(*) FROM batch').fetchone()[0] == 0
 
 
@@ -183,11 +183,11 @@ def test_scenario_cancelled_batch_with_done_command(configured, clock):
     created = queue.create_batch(configured, title='t', author=None,
                                  commands=[comment(), comment(), comment()])
     first = queue.claim_command(configured, agent='jira', agent_version='15', settings_version=None,
-                                last_call_at=None)['command']
+                                last_jira_call_at=None)['command']
     queue.report_command(configured, first['id'], agent='jira', status='done', result=None,
                          error=None, jira_calls=1, rate_limited=0)
     second = queue.claim_command(configured, agent='jira', agent_version='15',
-                                 settings_version=None, last_call_at=None)['command']
+                                 settings_version=None)['command']
     clock.advance(minutes=1)
     cancelled = queue.cancel_batch(configured, created['id'])
     assert cancelled['cancelled_at'] == '2026-11-30T10:01:00+00:00'
@@ -248,11 +248,11 @@ def test_text_that_reads_like_a_temp_key_is_delivered_as_text(configured, comman
     made = queue.create_batch(configured, title='t', author=None,
                               commands=[ensure(temp_key='new:1'), command])
     claimed = queue.claim_command(configured, agent='jira', agent_version='15',
-                                  settings_version=None, last_call_at=None)['command']
+                                  settings_version=None)['command']
     queue.report_command(configured, claimed['id'], agent='jira', status='done',
                          result={'key': 'AURORA-77'}, error=None, jira_calls=1, rate_limited=0)
     delivered = queue.claim_command(configured, agent='jira', agent_version='15',
-                                    settings_version=None, last_call_at=None)['command']
+                                    settings_version=None)['command']
     assert delivered['id'] == made['commands'][1]['id']
     assert delivered['params'] == command['params']
 
@@ -369,7 +369,7 @@ def test_dry_run_validates_like_a_real_creation_and_stores_nothing(configured, c
 
 @pytest.mark.parametrize('commands, error', [
     ([comment(key='new:1')], ValidationError),
-    ([{'type': 'fetch_attachment', 'params': {'attachment_id': '404'}}], NotFoundError),
+    ([{'type': 'fetch_attachment', 'params': {'attachment_id': '404'}}], ValidationError),
 ])
 def test_dry_run_refuses_what_a_real_creation_refuses(configured, commands, error):
     with pytest.raises(error):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from hublib import NotFoundError, ValidationError, history, mirror, paging, projects, reads, settings
+from tests.support.hubs import project_slice
 
 
 @pytest.fixture
@@ -158,7 +159,7 @@ def test_slice_pages_and_feed_follow_the_slice(mirrored, claimed_refresh, label)
             {'type': 'Relates', 'direction': 'outward', 'key': 'AURORA-20'}]},
         {'key': 'AURORA-2', 'labels': ['AWPCA'], 'links': [
             {'type': 'Blocks', 'direction': 'outward', 'key': 'AURORA-404'}]}])
-    expected = projects.project_slice(mirrored, label)
+    expected = project_slice(mirrored, label)
     page = reads.issues(mirrored, project=label, limit=1000)
     assert {item['key']: item['neighbor'] for item in page['items']} == expected
     assert len(page['items']) == len(expected)

@@ -10,7 +10,7 @@ import stat
 import pytest
 
 from hublib import SCHEMA_VERSION, SchemaError, open_hub
-from hublib.migrations import create_legacy_database
+from tests.support.legacy import create_legacy_database
 
 TABLES = {'issue', 'issue_link', 'issue_comment', 'issue_change', 'issue_attachment',
           'attachment_file', 'issue_note', 'issue_sprint', 'jira_board', 'jira_sprint', 'batch',
@@ -18,6 +18,7 @@ TABLES = {'issue', 'issue_link', 'issue_comment', 'issue_change', 'issue_attachm
 # The hub's own bookkeeping and derived indexes (models.INTERNAL_MODELS, hublib.search), made at
 # every open when missing; FTS5 keeps its index in shadow tables named after it.
 INTERNAL_TABLES = {'issue_member', 'slice_count', 'issue_search', 'refresh_written', 'batch_followup', 'late_done',
+                   'batch_retry', 'idempotent_request',
                    'issue_fts', 'issue_fts_data', 'issue_fts_idx', 'issue_fts_docsize', 'issue_fts_config'}
 
 posix_only = pytest.mark.skipif(os.name != 'posix', reason='file modes are POSIX')

@@ -6,7 +6,7 @@ import sqlite3
 import pytest
 
 from hublib import mirror, open_hub, projects, reads, settings
-from hublib.migrations import create_legacy_database
+from tests.support.legacy import create_legacy_database
 
 
 def keys(result: dict) -> list[str]:

@@ -8,7 +8,7 @@ import pytest
 
 from hublib import ValidationError, open_hub, projects, settings
 from hublib.config import import_config, settings_from_config
-from hublib.migrations import create_legacy_database
+from tests.support.legacy import create_legacy_database
 
 AGENT_NEVER = ('relay_dir', 'closed_statuses', 'tokens', 'backup_keep', 'auto_refresh_minutes',
                'status_labels', 'transitions_map', 'schema_version')

@@ -6,6 +6,7 @@ import random
 import pytest
 
 from hublib import mirror, projects, reads, settings, slices
+from tests.support.hubs import project_slice
 
 
 @pytest.fixture
@@ -36,25 +37,25 @@ def test_natural_key_orders_project_then_number(key, after):
 def test_label_removed_takes_the_issue_and_its_neighbours_out(two, ingest):
     ingest(two, {'key': 'AURORA-1', 'labels': ['P'], 'links': [link('AURORA-2')]},
            {'key': 'AURORA-2', 'labels': []})
-    assert projects.project_slice(two, 'P') == {'AURORA-1': False, 'AURORA-2': True}
+    assert project_slice(two, 'P') == {'AURORA-1': False, 'AURORA-2': True}
     ingest(two, {'key': 'AURORA-1', 'labels': ['Q']})  # links absent: kept
-    assert projects.project_slice(two, 'P') == {}
-    assert projects.project_slice(two, 'Q') == {'AURORA-1': False, 'AURORA-2': True}
+    assert project_slice(two, 'P') == {}
+    assert project_slice(two, 'Q') == {'AURORA-1': False, 'AURORA-2': True}
 
 
 def test_link_dropped_by_its_source_drops_the_neighbour(two, ingest):
     ingest(two, {'key': 'AURORA-1', 'labels': ['P'], 'links': [link('AURORA-2')]},
            {'key': 'AURORA-2', 'labels': []})
     ingest(two, {'key': 'AURORA-1', 'labels': ['P'], 'links': []})
-    assert projects.project_slice(two, 'P') == {'AURORA-1': False}
+    assert project_slice(two, 'P') == {'AURORA-1': False}
 
 
 def test_neighbour_that_arrives_later_joins_the_slice(two, ingest):
     ingest(two, {'key': 'AURORA-1', 'labels': ['P'], 'epic_key': 'AURORA-9',
                  'links': [link('AURORA-2', direction='inward')]})
-    assert projects.project_slice(two, 'P') == {'AURORA-1': False}  # neither is mirrored yet
+    assert project_slice(two, 'P') == {'AURORA-1': False}  # neither is mirrored yet
     ingest(two, {'key': 'AURORA-9', 'labels': []}, {'key': 'AURORA-2', 'labels': []})
-    assert projects.project_slice(two, 'P') == {'AURORA-1': False, 'AURORA-2': True,
+    assert project_slice(two, 'P') == {'AURORA-1': False, 'AURORA-2': True,
                                                 'AURORA-9': True}
 
 
@@ -62,14 +63,14 @@ def test_epic_moved_moves_the_neighbour(two, ingest):
     ingest(two, {'key': 'AURORA-1', 'labels': ['P'], 'epic_key': 'AURORA-8'},
            {'key': 'AURORA-8'}, {'key': 'AURORA-9'})
     ingest(two, {'key': 'AURORA-1', 'labels': ['P'], 'epic_key': 'AURORA-9'})
-    assert projects.project_slice(two, 'P') == {'AURORA-1': False, 'AURORA-9': True}
+    assert project_slice(two, 'P') == {'AURORA-1': False, 'AURORA-9': True}
 
 
 def test_own_issue_of_both_projects_is_own_in_each(two, ingest):
     ingest(two, {'key': 'AURORA-1', 'labels': ['P', 'Q'], 'links': [link('AURORA-2')]},
            {'key': 'AURORA-2', 'labels': ['Q']})
-    assert projects.project_slice(two, 'P') == {'AURORA-1': False, 'AURORA-2': True}
-    assert projects.project_slice(two, 'Q') == {'AURORA-1': False, 'AURORA-2': False}
+    assert project_slice(two, 'P') == {'AURORA-1': False, 'AURORA-2': True}
+    assert project_slice(two, 'Q') == {'AURORA-1': False, 'AURORA-2': False}
 
 
 def test_slices_after_random_pages_equal_a_rebuild_from_the_mirror(two, ingest):
@@ -88,12 +89,12 @@ def test_slices_after_random_pages_equal_a_rebuild_from_the_mirror(two, ingest):
                                   for _ in range(rng.randint(0, 3))]
             page.append(issue)
         ingest(two, *page)
-    kept = {label: projects.project_slice(two, label) for label in ('P', 'Q')}
+    kept = {label: project_slice(two, label) for label in ('P', 'Q')}
     kept_counts = {label: slices.counts(two, label) for label in ('P', 'Q')}
     with two.write():
         for label in ('P', 'Q'):
             slices.build_slice(two, label)
-    assert {label: projects.project_slice(two, label) for label in ('P', 'Q')} == kept
+    assert {label: project_slice(two, label) for label in ('P', 'Q')} == kept
     assert kept['P'] and kept['Q']
     # the counts ingest kept by deltas are the counts of the rebuilt slices
     assert {label: slices.counts(two, label) for label in ('P', 'Q')} == kept_counts == {

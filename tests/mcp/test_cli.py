@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hublib.migrations import create_legacy_database
+from tests.support.legacy import create_legacy_database
 from hubweb.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,7 +86,7 @@ def test_mcp_usage_errors_exit_2(capsys, args):
     with pytest.raises(SystemExit) as raised:
         main(args)
     assert raised.value.code == 2
-    assert 'usage: sdlc-hub' in capsys.readouterr().err
+    assert 'использование: sdlc-hub' in capsys.readouterr().err
 
 
 def test_busy_port_is_exit_1_one_line(hub, data_dir, capsys):

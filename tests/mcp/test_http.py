@@ -112,3 +112,4 @@ def test_sigterm_stops_the_http_server_cleanly(mcp_http):
     assert process.wait(timeout=TIMEOUT) == 0
     stderr = process.stderr.read()
     assert 'Traceback' not in stderr, stderr
+    assert stderr.rstrip().endswith('hubweb.cli: stopped'), stderr  # not a silent stop

@@ -1,5 +1,6 @@
-"""The README's «AI assistants (MCP)» section: its client configurations are valid JSON that start
-the real command, and its tool table is the server's tool list with the same arguments."""
+"""The MCP page (docs/mcp.md, linked from the README): its client configurations are valid JSON
+that start the real command, and its tool table is the server's tool list with the same
+arguments."""
 from __future__ import annotations
 
 import json
@@ -12,8 +13,13 @@ from mcp import Client
 from hublib import open_hub
 from hubweb.mcp_server import create_mcp_server
 
-README = (Path(__file__).resolve().parents[2] / 'README.md').read_text(encoding='utf-8')
-SECTION = README.split('## AI assistants (MCP)', 1)[1].split('\n## ', 1)[0]
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / 'README.md').read_text(encoding='utf-8')
+SECTION = (ROOT / 'docs' / 'mcp.md').read_text(encoding='utf-8')
+
+
+def test_the_readme_links_the_mcp_page():
+    assert '(docs/mcp.md)' in README.split('## AI assistants (MCP)', 1)[1]
 
 
 def test_client_configurations_are_json_that_start_sdlc_hub_mcp():

@@ -9,7 +9,7 @@ import pytest
 from mcp import Client
 
 from hublib import open_hub, queue, settings
-from hublib.migrations import create_legacy_database
+from tests.support.legacy import create_legacy_database
 from hubweb.mcp_server import create_mcp_server
 
 pytestmark = pytest.mark.anyio
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.anyio
 
 def claim(hub) -> dict:
     return queue.claim_command(hub, agent='jira', agent_version='15', settings_version=1,
-                               last_call_at=None)
+                               last_jira_call_at=None)
 
 
 async def new_session_call(data_dir, clock, tool: str, arguments: dict | None = None):

@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 
 from hublib import open_hub, reads, settings
-from hublib.migrations import create_legacy_database
+from tests.support.legacy import create_legacy_database
 
 from .conftest import fill_hub
 

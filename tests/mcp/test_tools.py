@@ -67,7 +67,7 @@ EVERY_TOOL = [
     ('put_note', {'key': 'AURORA-2', 'updated_by': 'ivanov', 'owner_note': 'спросить ИБ'}),
     ('queue_batch', {**NEW_BATCH, 'dry_run': True}),
     ('queue_batch', NEW_BATCH),
-    ('cancel_batch', {'batch_id': COMMENT_BATCH}),
+    ('cancel_batch', {'batch_id': COMMENT_BATCH + 1}),  # queued just above (a finished one: 409)
     ('fetch_attachment', {'attachment_id': '2'}),
     ('fetch_attachment', {'attachment_id': '3'}),
 ]

@@ -10,7 +10,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from hublib.migrations import create_legacy_database
+from tests.support.legacy import create_legacy_database
 
 LABELS = ('AWPCA', 'ORION', 'VEGA')
 BASE_JQL_V3 = 'project = AURORA AND labels in (AWPCA, ORION, VEGA)'

@@ -1,7 +1,10 @@
-"""Data directories as tests meet them: a snapshot of every byte, and a hub as a team has it."""
+"""Data directories as tests meet them: a snapshot of every byte, a hub as a team has it, a
+project's slice as stored."""
 from __future__ import annotations
 
 from pathlib import Path
+
+from hublib.models import IssueMember
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_CONFIG = ROOT / 'scripts' / 'config.example.json'
@@ -13,6 +16,14 @@ def snapshot(directory: Path) -> dict[str, bytes] | None:
         return None
     return {path.relative_to(directory).as_posix(): path.read_bytes() if path.is_file() else b'<dir>'
             for path in sorted(directory.rglob('*'))}
+
+
+def project_slice(hub, label: str) -> dict[str, bool]:
+    """Keys of the project's slice mapped to ``neighbor`` relative to that project, as
+    ``issue_member`` holds them."""
+    return {key: bool(neighbor) for key, neighbor in
+            IssueMember.select(IssueMember.key, IssueMember.neighbor)
+            .where(IssueMember.label == label).tuples().execute(hub.db)}
 
 
 def real_hub(data_dir: Path) -> None:

@@ -18,16 +18,18 @@ DATA = 'data: '
 class ServerProcess:
     """``python -m hubweb.cli serve`` on a free loopback port; ``url`` and ``data_dir`` are read
     from its first lines. ``data_dir=None`` leaves the directory to the CLI's default (run in
-    ``cwd`` with ``env`` added to the environment)."""
+    ``cwd`` with ``env`` added to the environment). ``module`` is what ``python -m`` runs: the CLI,
+    or a test wrapper around it (``tests.support.slow_commit``)."""
 
     def __init__(self, data_dir: str | os.PathLike | None, *, threads: int = 8, port: int = 0,
                  start_timeout: float = 30.0, extra_args: tuple[str, ...] = (),
-                 cwd: str | os.PathLike | None = None, env: dict[str, str] | None = None):
+                 cwd: str | os.PathLike | None = None, env: dict[str, str] | None = None,
+                 module: str = 'hubweb.cli'):
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.output: list[str] = []
         data_args = ['--data', str(self.data_dir)] if self.data_dir is not None else []
         self.process = subprocess.Popen(
-            [sys.executable, '-m', 'hubweb.cli', 'serve', *data_args,
+            [sys.executable, '-m', module, 'serve', *data_args,
              '--host', '127.0.0.1', '--port', str(port), '--threads', str(threads), *extra_args],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding='utf-8',
             errors='replace', cwd=cwd, env={**os.environ, **(env or {}), 'PYTHONUNBUFFERED': '1'})

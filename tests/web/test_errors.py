@@ -157,13 +157,12 @@ def test_500_is_generic_and_logged_with_traceback(hub, client_headers, caplog):
     assert access and access[0].startswith('GET /broken 500 ')
 
 
-def test_marshmallow_messages_are_russian_for_every_common_field():
+def test_hub_field_messages_are_russian_for_every_common_field():
     import re
 
-    from marshmallow import Schema, fields, validate
-
+    from hublib import fields, validators
     from hublib.errors import ValidationError
-    from hublib.validation import load
+    from hublib.validation import Schema, load
 
     class Inner(Schema):
         x = fields.Integer(required=True)
@@ -176,16 +175,13 @@ def test_marshmallow_messages_are_russian_for_every_common_field():
         items = fields.List(fields.String())
         mapping = fields.Dict()
         inner = fields.Nested(Inner)
-        when = fields.Date()
-        moment = fields.DateTime()
-        choice = fields.String(validate=validate.OneOf(['a', 'b']))
-        short = fields.String(validate=validate.Length(max=2))
-        small = fields.Integer(validate=validate.Range(min=1, max=3))
+        choice = fields.String(validate=validators.OneOf(['a', 'b']))
+        short = fields.String(validate=validators.Length(max=2))
+        small = fields.Integer(validate=validators.Range(min=1, max=3))
         strict = fields.String(required=True, allow_none=False)
 
     bad = {'text': 1, 'number': 'x', 'ratio': 'x', 'flag': 'x', 'items': 'x', 'mapping': 1,
-           'inner': 1, 'when': 'x', 'moment': 'x', 'choice': 'c', 'short': 'abc', 'small': 9,
-           'strict': None, 'unknown': 1}
+           'inner': 1, 'choice': 'c', 'short': 'abc', 'small': 9, 'strict': None, 'unknown': 1}
     with pytest.raises(ValidationError) as error:
         load(Probe, bad)
     fields_ = error.value.fields

@@ -27,7 +27,7 @@ def test_temp_key_note(client, client_headers):
 
 
 @pytest.mark.parametrize('key, body, field', [
-    ('aurora-1', {'updated_by': 'a'}, 'key'),
+    ('aurora-x', {'updated_by': 'a'}, 'key'),  # aurora-1 is AURORA-1: tests/web/test_key_case.py
     ('AURORA-1', {'work_kind': 'x'}, 'updated_by'),
     ('AURORA-1', {'done_text': 'ж' * 20001, 'updated_by': 'a'}, 'done_text'),
     ('AURORA-1', ['x'], '_body'),

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import warnings
 
+from falcon import testing
 from openapi_spec_validator import validate
 
 from hubweb.openapi import METHODS
@@ -59,11 +60,32 @@ def test_path_parameters_and_query_are_documented(client):
     assert paths['/projects']['post']['requestBody']['content']['application/json']['schema']
 
 
-def test_building_the_document_raises_no_warning(hub):
+def document_warnings(hub) -> tuple[int, list[str]]:
+    """Ask a new app for ``/openapi.json`` (the document is built at the first request, not with
+    the app); the status and every warning raised meanwhile."""
     from hubweb import create_app
-    with warnings.catch_warnings():
-        warnings.simplefilter('error')  # e.g. apispec's «Multiple schemas resolved to the name»
-        create_app(hub)
+    client = testing.TestClient(create_app(hub))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        status = client.simulate_get('/openapi.json').status_code
+    return status, [str(warning.message) for warning in caught]
+
+
+def test_building_the_document_raises_no_warning(hub):
+    # e.g. apispec's «Multiple schemas resolved to the name»
+    assert document_warnings(hub) == (200, [])
+
+
+def test_a_warning_while_building_the_document_is_seen(hub, monkeypatch):
+    import hubweb.openapi
+    build = hubweb.openapi.build_document
+
+    def warning_build(*args, **kwargs):
+        warnings.warn('Multiple schemas resolved to the name Example', UserWarning)
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr(hubweb.openapi, 'build_document', warning_build)
+    assert document_warnings(hub) == (200, ['Multiple schemas resolved to the name Example'])
 
 
 

@@ -102,6 +102,20 @@ def test_scenario_same_label_other_case(client, client_headers, other):
     assert labels(client, client_headers) == ['AWPCA']
 
 
+def test_a_project_body_is_validated_once(client, client_headers, monkeypatch):
+    from hublib.projects import ProjectCreate
+    loads = []
+    original = ProjectCreate.load
+
+    def counted(self, data, **kwargs):
+        loads.append(dict(data))
+        return original(self, data, **kwargs)
+
+    monkeypatch.setattr(ProjectCreate, 'load', counted)
+    assert create(client, client_headers, 'AWPCA', ' АРМ КА ').status_code == 201
+    assert loads == [{'label': 'AWPCA', 'name': ' АРМ КА '}]  # the body as sent, once
+
+
 def test_creating_a_project_does_not_bump_settings_version(client, client_headers):
     before = client.simulate_get('/settings', headers=client_headers).json['settings_version']
     create(client, client_headers, 'AWPCA')

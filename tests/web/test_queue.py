@@ -90,11 +90,11 @@ def test_temp_key_no_earlier_command_creates_is_422(client, client_headers):
     assert list(answer.json['fields']) == ['commands[0].params.key']
 
 
-def test_fetch_of_an_attachment_not_in_the_mirror_is_404_naming_the_field(client, client_headers):
+def test_fetch_of_an_attachment_not_in_the_mirror_is_422_naming_the_field(client, client_headers):
     body = {**BATCH, 'commands': [{'type': 'fetch_attachment', 'params': {'attachment_id': '7'}}]}
     answer = post_batch(client, client_headers, body)
-    assert answer.status_code == 404
-    assert 'commands[0].params.attachment_id' in answer.json['description']
+    assert answer.status_code == 422
+    assert list(answer.json['fields']) == ['commands[0].params.attachment_id']
     assert client.simulate_get('/batches', headers=client_headers).json['items'] == []
 
 

@@ -5,7 +5,7 @@ import pytest
 from falcon import testing
 
 from hublib import open_hub, settings
-from hublib.migrations import create_legacy_database
+from tests.support.legacy import create_legacy_database
 from hubweb import create_app
 
 AGENT_KEYS = {'project_key', 'field_ids', 'issue_types', 'priority_map', 'link_types', 'pacing',

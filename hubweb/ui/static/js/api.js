@@ -43,6 +43,30 @@ export function withQuery(path, query = {}) {
   return text ? `${path}?${text}` : path;
 }
 
+// Every write carries an Idempotency-Key (contract §9.4b): one per distinct request (method,
+// address and body) until the hub has answered it. A double click sends the same request twice
+// under one key, and a retry after a network error (no answer: perhaps done, perhaps not) reuses
+// it, so the hub does the write once and answers both alike. Once answered (2xx or 4xx) the key
+// is dropped: sending the same text again later on purpose is a new write.
+const openKeys = new Map();  // request → its key, oldest first
+const OPEN_KEYS_MAX = 200;
+
+function newKey() {
+  // getRandomValues works on plain http too (randomUUID needs a secure context)
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+function keyFor(request) {
+  let key = openKeys.get(request);
+  if (!key) {
+    key = newKey();
+    openKeys.set(request, key);
+    if (openKeys.size > OPEN_KEYS_MAX) openKeys.delete(openKeys.keys().next().value);
+  }
+  return key;
+}
+
 async function send(method, path, {query, body, bearer = token()} = {}) {
   const headers = {Accept: 'application/json', Authorization: `Bearer ${bearer}`};
   const init = {method, headers, credentials: 'omit', cache: 'no-store', referrerPolicy: 'no-referrer'};
@@ -50,7 +74,13 @@ async function send(method, path, {query, body, bearer = token()} = {}) {
     headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
   }
-  return fetch(withQuery(path, query), init);
+  const address = withQuery(path, query);
+  if (method === 'GET') return fetch(address, init);
+  const request = `${method} ${address}\n${init.body ?? ''}`;
+  headers['Idempotency-Key'] = keyFor(request);
+  const response = await fetch(address, init);  // a network error keeps the key for the retry
+  if (response.status < 500) openKeys.delete(request);
+  return response;
 }
 
 async function errorBody(response) {

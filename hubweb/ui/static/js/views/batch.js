@@ -1,9 +1,9 @@
 // #/batches/<id>?command=<id> — one batch: its commands with status, deliveries, error and
-// result; cancel.
+// result; cancel; «Повторить неудавшиеся» for a finished batch with failed commands.
 import {get, post, seg} from '../api.js';
 import {details, fill, h, message, table, valueList} from '../dom.js';
 import {COMMAND_TYPE, batchStatus, commandStatus, counts, seconds, time} from '../format.js';
-import {section} from './common.js';
+import {batchLink, rememberedAuthor, section} from './common.js';
 
 const OPEN = new Set(['queued', 'running']);
 
@@ -34,6 +34,7 @@ function summary(batch) {
     ['Отменён', batch.cancelled_at ? time(batch.cancelled_at) : null],
     ['Оценка по темпу агента', seconds(batch.estimate_seconds)],
     ['Команды', counts(batch.counts)],
+    ['Повтор пакета', batch.retry_of ? batchLink(batch.retry_of) : null],
   ]);
 }
 
@@ -69,6 +70,24 @@ function cancelControls(batch, refresh) {
   return h('div', {class: 'cancel'}, start, question, status);
 }
 
+/** A new batch of copies of the failed commands (and the skipped ones that needed them). */
+function retryControls(batch) {
+  if (OPEN.has(batch.status) || !batch.counts.failed) return null;
+  const status = h('div', {class: 'form-status'});
+  const retry = h('button', {type: 'button'}, 'Повторить неудавшиеся');
+  retry.addEventListener('click', async () => {
+    retry.disabled = true;
+    try {
+      const created = await post(`/batches/${seg(batch.id)}/retry`, {author: rememberedAuthor() || null});
+      location.hash = `#/batches/${created.id}`;
+    } catch (error) {
+      status.replaceChildren(message(`Не удалось повторить: ${error.message}`));
+      retry.disabled = false;
+    }
+  });
+  return h('div', {class: 'retry'}, retry, status);
+}
+
 export default async function batch({args: [id], query}) {
   const data = await get(`/batches/${seg(id)}`);
   const root = h('div', {});
@@ -78,6 +97,7 @@ export default async function batch({args: [id], query}) {
       notice ? message(notice, 'ok') : null,
       summary(current),
       cancelControls(current, draw),
+      retryControls(current),
       section('Команды', commandsTable(current, query.command)));
     if (notice) root.querySelector('h1').focus();
   };

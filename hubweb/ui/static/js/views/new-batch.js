@@ -1,7 +1,8 @@
 // #/new-batch?key=&type= — a form that queues a batch: refresh by keys or by the base JQL,
 // comment, transition, new issue. The API validates; its 422 field errors
-// (`title`, `commands[0].params.key`…) are shown next to the fields they name.
-import {cachedGet, post} from '../api.js';
+// (`title`, `commands[0].params.key`…) are shown next to the fields they name. A new issue gets
+// a free temp key from GET /temp-keys/next (a temp key names one future issue hub-wide).
+import {cachedGet, get, post} from '../api.js';
 import {field, h, message} from '../dom.js';
 import {COMMAND_TYPE} from '../format.js';
 import {rememberAuthor, rememberedAuthor, showErrors} from './common.js';
@@ -38,6 +39,8 @@ function paramSpecs(type, settings) {
         ['duedate', 'Срок', {type: 'date'}],
         ['epic_key', 'Эпик (ключ)', {}],
         ['labels', 'Метки', {list: true, hint: 'через запятую'}],
+        ['temp_key', 'Временный ключ', {readonly: true, tempKey: true,
+          hint: 'имя будущей задачи до ответа Jira: под ним можно вести заметку'}],
       ];
     default:
       return [];
@@ -47,13 +50,17 @@ function paramSpecs(type, settings) {
 const splitList = (text) => text.split(/[\s,;]+/).filter(Boolean);
 
 class CommandEditor {
-  constructor(index, settings, initial, onRemove) {
+  constructor(index, settings, initial, onRemove, onType) {
     this.settings = settings;
+    this.tempKey = '';
     this.values = {...initial};
     this.legend = h('legend', {});
     this.typeField = field('Тип команды', 'type', {kind: 'select', value: initial.type || 'refresh',
       options: TYPES.map((t) => [t, TYPE_LABEL[t]])});
-    this.typeField.input.addEventListener('change', () => this.drawParams());
+    this.typeField.input.addEventListener('change', () => {
+      this.drawParams();
+      onType();
+    });
     this.params = h('div', {class: 'params'});
     this.status = h('div', {class: 'form-status'});
     this.remove = h('button', {type: 'button', class: 'secondary'}, 'Убрать команду');
@@ -82,7 +89,8 @@ class CommandEditor {
     this.fields = {};
     const specs = paramSpecs(type, this.settings);
     for (const [name, label, options] of specs) {
-      this.fields[name] = field(label, name, {...options, value: options.readonly ? options.value
+      const fixed = options.tempKey ? this.tempKey : options.value;
+      this.fields[name] = field(label, name, {...options, value: options.readonly ? fixed
         : this.values[name] ?? (options.kind === 'select' && options.options.length ? options.options[0][0] : ''),
       attrs: options.readonly ? {readonly: true} : {}});
       this.fields[name].spec = options;
@@ -96,6 +104,15 @@ class CommandEditor {
     if (mode) mode.input.addEventListener('change', toggle);
     this.params.replaceChildren(...Object.values(this.fields).map((f) => f.wrap));
     if (mode) toggle();
+  }
+
+  get isNewIssue() {
+    return this.typeField.input.value === 'ensure_issue';
+  }
+
+  setTempKey(key) {
+    this.tempKey = key;
+    if (this.fields.temp_key) this.fields.temp_key.input.value = key;
   }
 
   body() {
@@ -138,17 +155,32 @@ export default async function newBatch({query}) {
     e.setIndex(i);
     e.remove.hidden = editors.length === 1;
   });
+  // Each new issue of the form gets its own free temp key, in the order of the commands.
+  let asked = 0;
+  const assignTempKeys = async () => {
+    const creating = editors.filter((e) => e.isNewIssue);
+    if (!creating.length) return;
+    const turn = ++asked;
+    try {
+      const free = await get('/temp-keys/next', {count: creating.length});
+      if (turn === asked) creating.forEach((e, i) => e.setTempKey(free.temp_keys[i] || ''));
+    } catch {
+      // no key: the issue is created all the same, only without a name for notes before that
+    }
+  };
   const removeEditor = (editor) => {
     editors.splice(editors.indexOf(editor), 1);
     editor.element.remove();
     renumber();
+    if (editor.isNewIssue) assignTempKeys();
     editors[Math.min(editor.index, editors.length - 1)].typeField.input.focus();
   };
   const addEditor = (initial = {}) => {
-    const editor = new CommandEditor(editors.length, settings, initial, removeEditor);
+    const editor = new CommandEditor(editors.length, settings, initial, removeEditor, assignTempKeys);
     editors.push(editor);
     list.append(editor.element);
     renumber();
+    if (editor.isNewIssue) assignTempKeys();
     return editor;
   };
   addEditor(query.key ? {type: query.type || 'add_comment', key: query.key, keys: query.key}
@@ -177,6 +209,8 @@ export default async function newBatch({query}) {
       location.hash = `#/batches/${created.id}`;
     } catch (error) {
       showErrors(error, targets, status);
+      // someone queued one of these temp keys meanwhile: offer free ones for the next try
+      if (Object.keys(error.fields || {}).some((name) => name.endsWith('.params.temp_key'))) assignTempKeys();
       // a whole-command error (`commands[1]`, `commands[1].params`) goes next to that command
       for (const editor of editors) {
         const own = Object.entries(error.fields || {}).filter(([name]) =>

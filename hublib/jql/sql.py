@@ -1,0 +1,584 @@
+"""JQL's tree as SQL over the mirror: conditions over ``i`` (issue) and ``m`` (the slice), sort
+expressions, and the derived indexes they need. FTS5 text comes from ``hublib.search``."""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Iterable
+
+from .. import search as fulltext
+from ..models import (Issue, IssueChange, IssueLink, IssueMember, IssueNote, IssueSprint,
+                      JiraSprint, Project, SqlNames)
+from ..settings import DEFAULT_CLOSED_STATUSES, setting
+from ..slices import NATURAL_KEY_SQL, natural_key
+from ..timeutil import format_utc, to_utc
+from .dates import Clock, sql_moment, zone
+from .language import (DATE_FUNCTIONS, SPRINT_FUNCTIONS, And, Clause, FieldSpec, Not, Or,
+                       Predicate, Query, Sort, Value, HISTORY_OPERATORS, refusal)
+
+# --- SQL -------------------------------------------------------------------------------------------
+
+_ISSUE, _CHANGE, _MEMBER, _LINK, _NOTE, _ISSUE_SPRINT, _SPRINT, _PROJECT = map(SqlNames, (
+    Issue, IssueChange, IssueMember, IssueLink, IssueNote, IssueSprint, JiraSprint, Project))
+
+
+def utc_sql(column: str) -> str:
+    """A Jira time column as UTC text ``YYYY-MM-DD HH:MM:SS`` in plain SQL (an index can hold it).
+
+    SQLite's ``datetime()`` reads ISO-8601 with ``Z`` or ``±HH:MM``; Jira writes ``+0300``, so
+    the colon is put in first. The twin of ``timeutil.to_utc`` for the times Jira and the agent
+    send: ``tests/lib/test_jql.py`` proves they agree (hypothesis) on every such shape.
+    """
+    text = f'upper({column})'
+    return (f"datetime(CASE WHEN {text} GLOB '*[+-][0-9][0-9][0-9][0-9]' THEN "
+            f"substr({text}, 1, length({text}) - 2) || ':' || substr({text}, -2) ELSE {text} END)")
+
+
+# Derived indexes that JQL needs (created at open with slices.DERIVED_INDEXES' statements).
+# ORDER BY updated walks this index, and the filters people put beside it (status, assignee,
+# priority, labels, project by key) are tested on its entries before the wide issue row is read.
+# 50,000 issues, first page of 100, CPU ms on the loaded 2-core machine: `project = AURORA AND
+# status IN (a, b) AND assignee = u ORDER BY updated DESC` 16.6 (no index: a sort of every issue)
+# -> 10.9; `labels = L AND updated >= -30d ORDER BY priority DESC, updated DESC` 25.7 -> 9.3
+# (with the bare expression index: 16.6 and 25.7, every entry read its row). It also covers the
+# facets (status, assignee, priority, issue type of every matching issue): 366 -> 250 ms CPU for
+# the whole mirror of 50,000.
+#
+# CHANGED reads the change rows of one field in a window (``status CHANGED TO "Готово" AFTER -14d``):
+# 200,000 issues / 2,000,000 change rows, 55,000 rows in the last 14 days, a quarter of them of
+# status; CPU ms of the first page on the loaded machine: 110 with the `at` index alone (a row read
+# per change), 68 with (field, at) (86 MiB), 36 with this covering one (131 MiB, 9 % of the file;
+# built once at open: ~30 s at that size).
+DERIVED_INDEXES = (
+    f'CREATE INDEX IF NOT EXISTS issue_updated_utc ON {_ISSUE} ({utc_sql(_ISSUE.jira_updated)}, '
+    f'{_ISSUE.status}, {_ISSUE.assignee}, {_ISSUE.priority}, {_ISSUE.issue_type}, '
+    f'{_ISSUE.labels}, {_ISSUE.key})',
+    f'CREATE INDEX IF NOT EXISTS issue_change_field_at ON {_CHANGE} '
+    f'({_CHANGE.field}, {_CHANGE.at}, {_CHANGE.to_string}, {_CHANGE.key})',
+)
+
+
+def fold(value: object) -> object:
+    """Unicode casefold of a text (the ``hub_fold`` SQL function); anything else as it is."""
+    return value.casefold() if type(value) is str else value
+
+
+def register_functions(db) -> None:
+    """Python functions SQL needs (per connection, idempotent): casefold, Jira time to UTC, a
+    casefolded substring. SQLite's lower() is ASCII-only; these are deterministic."""
+    connection = db.connection()
+    connection.create_function('hub_fold', 1, fold, deterministic=True)
+    connection.create_function('hub_to_utc', 1, to_utc, deterministic=True)
+    connection.create_function(
+        'hub_contains', 2,
+        lambda text, needle: 1 if text is not None and needle in text.casefold() else 0,
+        deterministic=True)
+
+
+# --- the tree as SQL -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class SortColumn:
+    """One column of an order: an SQL expression over ``i`` (empty values are NULL) and its way."""
+
+    sql: str
+    descending: bool
+
+
+@dataclass
+class Search:
+    """A compiled query: AND-ed SQL conditions over ``i`` (issue) and ``m`` (the slice, when
+    ``label``), their parameters, the order (empty: natural key order, or relevance when
+    ``match`` is set) and the FTS5 expression whose bm25 ranks the issues."""
+
+    conditions: list[str] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+    label: str | None = None
+    order: list[SortColumn] = field(default_factory=list)
+    match: str | None = None
+
+
+_KEY = re.compile(r'([A-Z][A-Z0-9_]*)-(\d+)')
+_NATURAL_I = NATURAL_KEY_SQL.format(key='i.key')
+
+
+class _Compiler:
+    """Turns clauses into SQL text with named parameters (``:j0``, ``:j1`` …)."""
+
+    def __init__(self, hub, clock: Clock, params: dict[str, Any], *, sliced: bool,
+                 natural: str | None):
+        self.hub, self.clock, self.params, self.sliced = hub, clock, params, sliced
+        # the natural-order column the page walks (None: another order): a project's keys are
+        # a range of it, so a project filter narrows the walk instead of testing every row
+        self.natural = natural
+        self._closed: list[str] | None = None
+
+    def param(self, value: object) -> str:
+        name = f'j{len(self.params)}'
+        self.params[name] = value
+        return ':' + name
+
+    def params_of(self, values: Iterable[object]) -> str:
+        return ', '.join(self.param(value) for value in values)
+
+    # --- settings and names the mirror knows ------------------------------------------------
+
+    def closed(self) -> list[str]:
+        if self._closed is None:
+            stored = setting(self.hub, 'closed_statuses', list(DEFAULT_CLOSED_STATUSES))
+            self._closed = [fold(status) for status in stored if isinstance(status, str)] \
+                if isinstance(stored, list) else []
+        return self._closed
+
+    # --- the tree -------------------------------------------------------------------------------
+
+    def node(self, node) -> str:
+        if isinstance(node, And):
+            return '(' + ' AND '.join(self.node(item) for item in node.items) + ')'
+        if isinstance(node, Or):
+            return '(' + ' OR '.join(self.node(item) for item in node.items) + ')'
+        if isinstance(node, Not):
+            # NULL (an unknown comparison) is "no" on both sides: q and NOT q split the mirror
+            return f'NOT ifnull({self.node(node.item)}, 0)'
+        return self.clause(node)
+
+    def clause(self, clause: Clause) -> str:
+        kind = clause.field.kind
+        if clause.operator in HISTORY_OPERATORS:
+            return self.history(clause)
+        for value in clause.values:
+            if value.function is not None and not (
+                    (kind == 'sprint' and value.function in SPRINT_FUNCTIONS)
+                    or (kind in ('moment', 'date') and value.function in DATE_FUNCTIONS)
+                    or (kind == 'key' and value.function == 'linkedIssues'
+                        and clause.operator in ('in', 'not in'))):
+                raise refusal(f'функция {value.text}() не применима к полю {clause.field.name}',
+                             value.position)
+            if value.empty and clause.operator not in ('in', 'not in'):
+                raise refusal(f'EMPTY не применимо с оператором {clause.operator}',
+                             value.position)
+        return getattr(self, '_' + kind)(clause)
+
+    # --- plain columns --------------------------------------------------------------------------
+
+    @staticmethod
+    def empty(column: str) -> str:
+        return f"({column} IS NULL OR {column} = '')"
+
+    @staticmethod
+    def filled(column: str) -> str:
+        return f"({column} IS NOT NULL AND {column} != '')"
+
+    def _choice(self, clause: Clause) -> str:
+        column = f'i.{getattr(_ISSUE, clause.field.column)}'
+        operator = clause.operator
+        if operator == 'is empty':
+            return self.empty(column)
+        if operator == 'is not empty':
+            return self.filled(column)
+        values = [fold(value.text) for value in clause.values if not value.empty]
+        with_empty = any(value.empty for value in clause.values)
+        listed = f'hub_fold({column}) IN ({self.params_of(values)})'
+        if operator in ('=', 'in'):
+            return f'({listed} OR {self.empty(column)})' if with_empty else listed
+        return f'({self.filled(column)} AND hub_fold({column}) NOT IN ({self.params_of(values)}))'
+
+    def _key(self, clause: Clause) -> str:
+        operator = clause.operator
+        if operator in ('in', 'not in') and any(v.function for v in clause.values):
+            if len(clause.values) > 1:
+                raise refusal('linkedIssues() — единственное значение списка',
+                             clause.values[0].position)
+            linked = self.linked(clause.values[0])
+            return f'i.key {"IN" if operator == "in" else "NOT IN"} ({linked})'
+        values = [value.text for value in clause.values if not value.empty]
+        if operator in ('=', 'in'):
+            return f'i.key IN ({self.params_of(values)})'
+        if operator in ('!=', 'not in'):
+            return f'i.key NOT IN ({self.params_of(values)})'
+        value = clause.values[0]
+        match = _KEY.fullmatch(value.text)
+        if match is None:
+            raise refusal(f'ожидается ключ задачи, например AURORA-7, а не "{value.text}"',
+                         value.position)
+        prefix = match.group(1)
+        return (f'(i.key > {self.param(prefix + "-")} AND i.key < {self.param(prefix + ".")} '
+                f'AND {_NATURAL_I} {operator} {self.param(natural_key(value.text))})')
+
+    def linked(self, value: Value) -> str:
+        if value.function != 'linkedIssues' or not 1 <= len(value.arguments) <= 2 \
+                or any(argument.function or argument.empty for argument in value.arguments):
+            raise refusal('ожидается linkedIssues(КЛЮЧ) или linkedIssues(КЛЮЧ, "тип связи")',
+                         value.position)
+        key = self.param(value.arguments[0].text)
+        kind = ''
+        if len(value.arguments) == 2:
+            link_type = self.param(fold(value.arguments[1].text))
+            kind = f' AND hub_fold(l.{_LINK.link_type}) = {link_type}'
+        return (f'SELECT l.{_LINK.target_key} FROM {_LINK} l '
+                f'WHERE l.{_LINK.source_key} = {key}{kind} '
+                f'UNION SELECT l.{_LINK.source_key} FROM {_LINK} l '
+                f'WHERE l.{_LINK.target_key} = {key}{kind}')
+
+    def _project(self, clause: Clause) -> str:
+        # A project's keys are one range of the natural order (and of the key): "P-" <= k < "P.".
+        # Under another order the range must not lead the plan (a big project is the whole
+        # mirror: 200,000 rows sorted instead of an index walked), so it is a plain test there.
+        column = self.natural or '+i.key'
+        ranges = []
+        for value in clause.values:
+            folded = fold(value.text)
+            if value.empty or not folded.isascii():
+                ranges.append('0')  # a project key is ASCII: nothing else can match
+                continue
+            prefix = folded.upper()
+            ranges.append(f'({column} >= {self.param(prefix + "-")} '
+                          f'AND {column} < {self.param(prefix + ".")})')
+        matched = '(' + ' OR '.join(ranges) + ')'
+        return matched if clause.operator in ('=', 'in') else f'NOT {matched}'
+
+    def _hub_project(self, clause: Clause) -> str:
+        labels = {fold(label): label for (label,) in
+                  Project.select(Project.label).tuples().execute(self.hub.db)}
+        found = []
+        for value in clause.values:
+            if fold(value.text) not in labels:
+                raise refusal(f'неизвестный проект хаба "{value.text}"', value.position)
+            found.append(labels[fold(value.text)])
+        return (f'i.key IN (SELECT s.{_MEMBER.key} FROM {_MEMBER} s WHERE s.{_MEMBER.label} IN '
+                f'({self.params_of(found)}))')
+
+    def _text(self, clause: Clause) -> str:
+        column = clause.field.column
+        if clause.operator in ('is empty', 'is not empty'):
+            sql_column = f'i.{getattr(_ISSUE, column)}'
+            return self.empty(sql_column) if clause.operator == 'is empty' \
+                else self.filled(sql_column)
+        expression = fulltext.match_expression(clause.values[0].text,
+                                               fulltext.COLUMN_OF.get(clause.field.name))
+        if expression is None:
+            return '0' if clause.operator == '~' else '1'
+        matched = f'i.key IN ({fulltext.matching_keys(self.param(expression))})'
+        return matched if clause.operator == '~' else f'NOT {matched}'
+
+    def _substring(self, clause: Clause) -> str:
+        needle = self.param(fold(clause.values[0].text))
+        return f'(hub_contains(i.key, {needle}) OR hub_contains(i.summary, {needle}))'
+
+    def _neighbor(self, clause: Clause) -> str:
+        owner = 'm' if self.sliced else 'i'
+        return f'{owner}.neighbor = {self.param(int(clause.values[0].text == "true"))}'
+
+    def _category(self, clause: Clause) -> str:
+        value = clause.values[0]
+        if fold(value.text) != 'done':
+            raise refusal(f'statusCategory сравнивается только с Done, а не с "{value.text}"',
+                         value.position)
+        done = f'hub_fold(i.{_ISSUE.status}) IN ({self.params_of(self.closed())})'
+        if clause.operator == '=':
+            return done
+        return f'({self.filled("i." + _ISSUE.status)} AND NOT {done})'
+
+    def _resolution(self, clause: Clause) -> str:
+        if clause.operator == '=' and fold(clause.values[0].text) != 'unresolved':
+            value = clause.values[0]
+            raise refusal(f'resolution сравнивается только с Unresolved, а не с "{value.text}"',
+                         value.position)
+        done = f'ifnull(hub_fold(i.{_ISSUE.status}) IN ({self.params_of(self.closed())}), 0)'
+        return done if clause.operator == 'is not empty' else f'NOT {done}'
+
+    def _labels(self, clause: Clause) -> str:
+        column = f'i.{_ISSUE.labels}'
+        listed = f"({column} IS NOT NULL AND {column} NOT IN ('', '[]'))"
+        if clause.operator == 'is empty':
+            return f'NOT {listed}'
+        if clause.operator == 'is not empty':
+            return listed
+        held = []
+        for value in clause.values:
+            if value.empty:
+                continue
+            encoded = self.param(json.dumps(value.text, ensure_ascii=False))
+            # instr first: a cheap test on the text (as ingest writes it) that spares json_each
+            # most rows; a list written with escapes (\\u0441…, by another tool) goes to json_each
+            held.append(f"CASE WHEN (instr({column}, {encoded}) > 0 OR instr({column}, '\\') > 0) "
+                        f'AND json_valid({column}) THEN EXISTS (SELECT 1 FROM json_each({column}) '
+                        f'WHERE value = {self.param(value.text)}) ELSE 0 END')
+        any_held = '(' + ' OR '.join(held or ['0']) + ')'
+        if clause.operator in ('=', 'in'):
+            if any(value.empty for value in clause.values):
+                return f'({any_held} OR NOT {listed})'
+            return any_held
+        return f'({listed} AND NOT {any_held})'
+
+    def _moment(self, clause: Clause) -> str:
+        column = f'i.{getattr(_ISSUE, clause.field.column)}'
+        operator = clause.operator
+        if operator == 'is empty':
+            return self.empty(column)
+        if operator == 'is not empty':
+            return self.filled(column)
+        span = self.clock.span(clause.values[0])
+        expression = utc_sql(column)
+        start, end = self.param(sql_moment(span.start)), self.param(sql_moment(span.end))
+        if operator == '=':
+            return f'({expression} >= {start} AND {expression} < {end})'
+        if operator == '!=':
+            return f'({expression} < {start} OR {expression} >= {end})'
+        return f'{expression} {operator} {start}'
+
+    def day_of(self, moment: datetime) -> tuple[str, bool]:
+        """``moment``'s date in the request's zone and whether it is that day's start."""
+        local = moment.astimezone(self.clock.tz)
+        return local.date().isoformat(), self.clock.day_start(moment) == moment
+
+    def _date(self, clause: Clause) -> str:
+        column = f'i.{getattr(_ISSUE, clause.field.column)}'
+        operator = clause.operator
+        if operator == 'is empty':
+            return self.empty(column)
+        if operator == 'is not empty':
+            return self.filled(column)
+        span = self.clock.span(clause.values[0])
+        day = f'substr({column}, 1, 10)'
+
+        def starts(op: str, moment: datetime) -> str:
+            # the day's start (in tz) compared with a moment, as a comparison of dates
+            text, midnight = self.day_of(moment)
+            date_op = {'<': '<' if midnight else '<=', '<=': '<=', '>': '>',
+                       '>=': '>=' if midnight else '>'}[op]
+            return f'{day} {date_op} {self.param(text)}'
+        inside = f'({self.filled(column)} AND {starts(">=", span.start)} AND {starts("<", span.end)})'
+        if operator == '=':
+            return inside
+        if operator == '!=':
+            return f'({self.filled(column)} AND NOT {inside})'
+        return f'({self.filled(column)} AND {starts(operator, span.start)})'
+
+    def _number(self, clause: Clause) -> str:
+        column = f'i.{_ISSUE.story_points}'
+        if clause.operator == 'is empty':
+            return f'{column} IS NULL'
+        if clause.operator == 'is not empty':
+            return f'{column} IS NOT NULL'
+        value = clause.values[0]
+        try:
+            number = float(value.text)
+            if number != number or number in (float('inf'), float('-inf')):
+                raise ValueError
+        except ValueError:
+            raise refusal(f'ожидается число, а не "{value.text}"', value.position) from None
+        return f'{column} {clause.operator} {self.param(number)}'
+
+    def _sprint(self, clause: Clause) -> str:
+        member = f'i.key IN (SELECT s.{_ISSUE_SPRINT.key} FROM {_ISSUE_SPRINT} s)'
+        if clause.operator == 'is empty':
+            return f'NOT {member}'
+        if clause.operator == 'is not empty':
+            return member
+        sprints = list(JiraSprint.select(JiraSprint.sprint_id, JiraSprint.name, JiraSprint.state)
+                       .tuples().execute(self.hub.db))
+        ids: set[int] = set()
+        for value in clause.values:
+            if value.empty:
+                continue
+            if value.function is not None:
+                state = SPRINT_FUNCTIONS[value.function]
+                if value.arguments:
+                    raise refusal(f'функция {value.text}() не принимает аргументов',
+                                 value.position)
+                ids.update(sprint for sprint, _, kind in sprints if fold(kind) == state)
+            elif not value.quoted and value.text.isascii() and value.text.isdigit():
+                if len(value.text) > 18:
+                    raise refusal(f'слишком большой номер спринта "{value.text}"', value.position)
+                ids.add(int(value.text))
+            else:
+                ids.update(sprint for sprint, name, _ in sprints if fold(name) == fold(value.text))
+        within = (f'i.key IN (SELECT s.{_ISSUE_SPRINT.key} FROM {_ISSUE_SPRINT} s '
+                  f'WHERE s.{_ISSUE_SPRINT.sprint_id} IN ({self.params_of(sorted(ids))}))')
+        if clause.operator in ('=', 'in'):
+            if any(value.empty for value in clause.values):
+                return f'({within} OR NOT {member})'
+            return within
+        return f'({member} AND NOT {within})'
+
+    def _note(self, clause: Clause) -> str:
+        noted = f'i.key IN (SELECT n2.{_NOTE.key} FROM {_NOTE} n2)'
+        return noted if clause.operator == 'is not empty' else f'NOT {noted}'
+
+    # --- history ----------------------------------------------------------------------------
+
+    def matches(self, column: str, values: Iterable[Value]) -> str:
+        values = list(values)
+        texts = [fold(value.text) for value in values if not value.empty]
+        parts = [f'hub_fold({column}) IN ({self.params_of(texts)})'] if texts else []
+        if any(value.empty for value in values):
+            parts.append(self.empty(column))
+        return '(' + ' OR '.join(parts) + ')'
+
+    def window(self, clause: Clause) -> tuple[datetime | None, datetime | None]:
+        low = high = None
+        for predicate in clause.predicates:
+            if predicate.name in ('from', 'to', 'by'):
+                continue
+            spans = [self.clock.span(value) for value in predicate.values]
+            if predicate.name == 'after':
+                start, end = spans[0].start, None
+            elif predicate.name == 'before':
+                start, end = None, spans[0].start
+            elif predicate.name == 'on':
+                start = self.clock.day_start(spans[0].start)
+                end = self.clock.period('Day', start, 1)[0]
+            else:
+                start, end = spans[0].start, spans[1].end
+            if start is not None:
+                low = start if low is None else max(low, start)
+            if end is not None:
+                high = end if high is None else min(high, end)
+        return low, high
+
+    def history(self, clause: Clause) -> str:
+        spec = clause.field
+        name = self.param(spec.history)
+        low, high = self.window(clause)
+        by = [p for p in clause.predicates if p.name == 'by']
+        for predicate in clause.predicates:
+            for value in predicate.values:
+                if value.function is not None and (predicate.name in ('from', 'to', 'by')
+                                                   or value.function not in DATE_FUNCTIONS):
+                    raise refusal(f'функция {value.text}() не применима в {predicate.name.upper()}',
+                                 value.position)
+        if clause.operator == 'changed':
+            where = [f'c.{_CHANGE.field} = {name}']
+            for predicate in clause.predicates:
+                if predicate.name == 'from':
+                    where.append(self.matches(f'c.{_CHANGE.from_string}', predicate.values))
+                elif predicate.name == 'to':
+                    where.append(self.matches(f'c.{_CHANGE.to_string}', predicate.values))
+                elif predicate.name == 'by':
+                    author = self.param(fold(predicate.values[0].text))
+                    where.append(f'hub_fold(c.{_CHANGE.author}) = {author}')
+            if low is not None:
+                where.append(f'c.{_CHANGE.at} >= {self.param(format_utc(low))}')
+            if high is not None:
+                where.append(f'c.{_CHANGE.at} < {self.param(format_utc(high))}')
+            return f'i.key IN (SELECT c.{_CHANGE.key} FROM {_CHANGE} c WHERE {" AND ".join(where)})'
+        for value in clause.values:
+            if value.function is not None:
+                raise refusal(f'функция {value.text}() не применима к WAS', value.position)
+        held = self.was(clause, name, low, high, by)
+        return held if clause.operator in ('was', 'was in') else f'NOT ifnull({held}, 0)'
+
+    def was(self, clause: Clause, name: str, low, high, by: list[Predicate]) -> str:
+        column = f'i.{getattr(_ISSUE, clause.field.column)}'
+        values = clause.values
+        if low is None and high is None and not by:
+            changed = (f'i.key IN (SELECT c.{_CHANGE.key} FROM {_CHANGE} c '
+                       f'WHERE c.{_CHANGE.field} = {name} AND '
+                       f'({self.matches(f"c.{_CHANGE.from_string}", values)} OR '
+                       f'{self.matches(f"c.{_CHANGE.to_string}", values)}))')
+            return f'({self.matches(column, values)} OR {changed})'
+        same = (f'c.{_CHANGE.key} = i.key AND c.{_CHANGE.field} = {name} '
+                f'AND c.{_CHANGE.at} IS NOT NULL')
+        # (A) set to v by a change inside or before the window and not changed again before it
+        started = [same, self.matches(f'c.{_CHANGE.to_string}', values)]
+        if by:
+            author = self.param(fold(by[0].values[0].text))
+            started.append(f'hub_fold(c.{_CHANGE.author}) = {author}')
+        if high is not None:
+            started.append(f'c.{_CHANGE.at} < {self.param(format_utc(high))}')
+        if low is not None:
+            started.append(f'NOT EXISTS (SELECT 1 FROM {_CHANGE} d '
+                           f'WHERE d.{_CHANGE.key} = i.key AND '
+                           f'd.{_CHANGE.field} = {name} AND d.{_CHANGE.at} > c.{_CHANGE.at} AND '
+                           f'd.{_CHANGE.at} <= {self.param(format_utc(low))})')
+        parts = [f'EXISTS (SELECT 1 FROM {_CHANGE} c WHERE {" AND ".join(started)})']
+        if not by:
+            created = ''
+            if high is not None:
+                created_utc = utc_sql(f'i.{_ISSUE.created}')
+                created = (f' AND ({created_utc} IS NULL OR '
+                           f'{created_utc} < {self.param(sql_moment(high))})')
+            # (B) held from creation until the first change
+            first = [same, self.matches(f'c.{_CHANGE.from_string}', values),
+                     f'NOT EXISTS (SELECT 1 FROM {_CHANGE} e WHERE e.{_CHANGE.key} = i.key AND '
+                     f'e.{_CHANGE.field} = {name} AND e.{_CHANGE.at} < c.{_CHANGE.at})']
+            if low is not None:
+                first.append(f'c.{_CHANGE.at} > {self.param(format_utc(low))}')
+            parts.append(f'(EXISTS (SELECT 1 FROM {_CHANGE} c '
+                         f'WHERE {" AND ".join(first)}){created})')
+            # (C) never changed: the current value all along
+            parts.append(f'(NOT EXISTS (SELECT 1 FROM {_CHANGE} c WHERE {same}) AND '
+                         f'{self.matches(column, values)}{created})')
+        return '(' + ' OR '.join(parts) + ')'
+
+    # --- order ------------------------------------------------------------------------------
+
+    def sort(self, sort: Sort) -> list[SortColumn]:
+        spec = sort.field
+        way = sort.descending
+        if spec.kind == 'key':
+            return [SortColumn('m.sort_key' if self.sliced else _NATURAL_I, way)]
+        column = f'i.{getattr(_ISSUE, spec.column)}'
+        if spec.kind == 'moment':
+            return [SortColumn(utc_sql(column), way)]
+        if spec.name == 'priority':
+            stored = setting(self.hub, 'priority_map', {})
+            names: list[str] = []
+            for name in (stored.values() if isinstance(stored, dict) else ()):
+                if isinstance(name, str) and fold(name) not in names:
+                    names.append(fold(name))
+            cases = ' '.join(f'WHEN {self.param(name)} THEN {index}'
+                             for index, name in enumerate(names))
+            position = (f"CASE WHEN {self.empty(column)} THEN NULL "
+                        f"ELSE CASE hub_fold({column}) {cases} ELSE {len(names)} END END"
+                        if names else f"CASE WHEN {self.empty(column)} THEN NULL ELSE 0 END")
+            return [SortColumn(position, way), SortColumn(f"hub_fold(NULLIF({column}, ''))", way)]
+        if spec.kind in ('choice', 'text'):
+            return [SortColumn(f"hub_fold(NULLIF({column}, ''))", way)]
+        if spec.kind == 'number':
+            return [SortColumn(column, way)]
+        return [SortColumn(f"NULLIF({column}, '')", way)]
+
+
+def compile_search(hub, query: Query, *, tz: str | None = None, extra: Iterable = (),
+                   label: str | None = None, now: datetime | None = None,
+                   rank: bool = True) -> Search:
+    """SQL of ``query`` AND-ed with ``extra`` clauses (the other filters of GET /issues), over the
+    slice of ``label`` when given. Reads the settings, projects and sprints it needs (the caller
+    holds the read transaction). ``rank=False``: a ``~`` only filters (counts, facets)."""
+    clock = Clock(now if now is not None else hub.clock(), zone(tz))
+    search = Search(label=label)
+    terms = ([] if query.where is None else
+             list(query.where.items) if isinstance(query.where, And) else [query.where])
+    terms += list(extra)
+    order = list(query.order)
+    if order and order[0].field.kind == 'key' and not order[0].descending:
+        order = []  # key ascending is the natural order, whatever follows it
+    if rank and not order:
+        ranked = next((term for term in terms if isinstance(term, Clause)
+                       and term.operator == '~' and term.field.kind == 'text'), None)
+        if ranked is not None:
+            search.match = fulltext.match_expression(
+                ranked.values[0].text, fulltext.COLUMN_OF.get(ranked.field.name))
+            if search.match is None:
+                search.conditions.append('0')
+            terms.remove(ranked)
+    natural = None
+    if not order and search.match is None:
+        natural = 'm.sort_key' if label is not None else _NATURAL_I
+    compiler = _Compiler(hub, clock, search.params, sliced=label is not None, natural=natural)
+    for term in terms:
+        search.conditions.append(compiler.node(term))
+    for sort in order:
+        search.order.extend(compiler.sort(sort))
+    return search
+
+
+def clause(spec: FieldSpec, operator: str, value: str | datetime) -> Clause:
+    """A clause built by code: a filter of GET /issues that is not JQL text (a moment for dates)."""
+    if isinstance(value, datetime):
+        return Clause(spec, operator, (Value(format_utc(value), 0, moment=value),))
+    return Clause(spec, operator, (Value(value, 0, quoted=True),))

@@ -1,0 +1,19 @@
+"""The HTTP server's connection limits: chosen here, offered as ``serve`` options by the CLI and
+applied by ``hubweb.serve`` (a module of its own so that the CLI reads them without loading
+waitress and falcon).
+
+waitress stops accepting once ``connection_limit`` connections are open (its default, 100, let
+~100 idle or half-open sockets make ``/health`` time out) and closes a connection idle for
+``channel_timeout`` seconds, checked every ``cleanup_interval``. An idle connection costs a socket,
+not a worker thread (waitress reads a whole request before a worker sees it), so the limit can be
+high: 1,000 where waitress can poll() (POSIX); 500 where it must select() (Windows, 512 sockets at
+most). Idle connections go after 60 s instead of 120, looked for every 10 s instead of 30.
+"""
+from __future__ import annotations
+
+import select
+
+USE_POLL = hasattr(select, 'poll')
+CONNECTION_LIMIT = 1000 if USE_POLL else 500
+CHANNEL_TIMEOUT = 60
+CLEANUP_INTERVAL = 10
