@@ -53,27 +53,41 @@ def _check_depth(value: Any) -> bool:
     parser as an int).
 
     A level of the tree at a time, its values' types gathered by C loops (``map``, ``set``): a
-    Python step per container, none per scalar (a history page of 1,000 items: 1.3 -> 0.3 ms)."""
-    level, depth, wide = [value], 1, False
+    Python step per container, none per scalar (a history page of 1,000 items: 1.3 -> 0.3 ms). A
+    level of objects alone is read straight from their values, and its children are listed only
+    when some are containers or floats: the last level of a page (11,000 scalars of 1,000 items)
+    is never copied into a list."""
+    level, depth, wide, objects = [value], 1, False, type(value) is dict
     while level:
         if depth > MAX_DEPTH:
             raise _body_error(f'вложенность JSON глубже {MAX_DEPTH} уровней')
-        children = list(chain.from_iterable(
-            [item.values() if type(item) is dict else item for item in level]))
-        kinds = set(map(type, children))
+        if objects:
+            children = None
+            kinds = set(map(type, chain.from_iterable(map(_VALUES_OF, level))))
+        else:
+            children = list(chain.from_iterable(
+                [item.values() if type(item) is dict else item for item in level]))
+            kinds = set(map(type, children))
+        if kinds.isdisjoint(_NOT_LEAVES):
+            break
+        if children is None:
+            children = list(chain.from_iterable(map(_VALUES_OF, level)))
         if float in kinds:
             wide = wide or any(not -_WIDE < child < _WIDE for child in children
                                if type(child) is float)
         if dict in kinds or list in kinds:
             level = (children if kinds <= _CONTAINERS else
                      [child for child in children if type(child) is dict or type(child) is list])
+            objects = list not in kinds
         else:
             level = []
         depth += 1
     return wide
 
 
+_VALUES_OF = dict.values
 _CONTAINERS = frozenset((dict, list))
+_NOT_LEAVES = frozenset((dict, list, float))
 _WIDE = float(INT64_MAX)  # rounds up to the first integer beyond 64 bits
 
 
