@@ -161,8 +161,8 @@ def fetch_attachment(hub: Hub, attachment_id: str, body: Mapping[str, Any] | Non
                      key: str | None = None, role: str = CLIENT, field: str = HEADER) -> Answer:
     """``POST /attachments/{id}/fetch``: 202 when a download was queued, else 200 (contract §10).
 
-    An empty body and ``{}`` are one request."""
-    body = body or {}
+    An empty body and ``{}`` are one request; a body that is there must be an object."""
+    body = {} if body is None else body
 
     def perform() -> tuple[int, Any]:
         answer = files.request_fetch(hub, attachment_id, **load(files.FetchRequest, body))
@@ -175,7 +175,7 @@ def retry_batch(hub: Hub, batch_id: int, body: Mapping[str, Any] | None = None, 
                 key: str | None = None, role: str = CLIENT, field: str = HEADER) -> Answer:
     """``POST /batches/{id}/retry``: 201 with the new batch. The contract names four writes with
     a key; a retry queues a batch too, so a double click on «Повторить» must not queue two."""
-    body = body or {}
+    body = {} if body is None else body
 
     def perform() -> tuple[int, Any]:
         return 201, batches.retry_batch(hub, batch_id, **load(batches.RetryBody, body))

@@ -671,6 +671,12 @@ def _board(hub: Hub, label: str) -> dict:
     return board
 
 
+def board_of(hub: Hub, label: str) -> dict:
+    """The project's board row (``board_id``, ``type``, ``columns`` decoded, ``kanban_backlog``,
+    ``fetched_at``; all null/empty without a board): what the reports read (``hublib.reports``)."""
+    return _board(hub, label)
+
+
 def _own_issues(hub: Hub, label: str) -> list[tuple[str, str | None]]:
     """(key, status) of the project's own issues, in board order: Jira rank, then natural key."""
     return list(Issue.select(Issue.key, Issue.status)
@@ -734,4 +740,4 @@ __all__ = ['IssuesQuery', 'IssueCountQuery', 'IssuesCsvQuery', 'ChangesQuery', '
            'PageQuery', 'issues', 'issue_count', 'issue_facets', 'issues_csv', 'csv_fields',
            'CSV_FIELDS', 'DEFAULT_CSV_FIELDS', 'issue_card',
            'issue_out', 'change_feed', 'issue_changes', 'sync_runs', 'project_board',
-           'project_sprints']
+           'project_sprints', 'board_of']

@@ -14,7 +14,7 @@ import os
 import time
 from pathlib import Path
 
-from . import jql, search, settings, slices
+from . import jql, reconstruction, search, settings, slices
 from .db import (BUSY_TIMEOUT_MS, Hub, check_data_dir, connect, create_internal_tables,
                  default_data_dir, mirror_guard, prepare_directories, prepare_schema,
                  refuse_unusable_file, require_hub)
@@ -64,7 +64,8 @@ def _prepare_derived(hub: Hub) -> None:
     # (200,000: ~30 s), once; the log says so, since the server listens only after it.
     with hub.write():
         created = create_internal_tables(hub)
-        for statement in slices.DERIVED_INDEXES + jql.DERIVED_INDEXES:
+        for statement in (slices.DERIVED_INDEXES + jql.DERIVED_INDEXES
+                          + reconstruction.DERIVED_INDEXES):
             hub.db.execute_sql(statement)
         build_slices, build_search = 'issue_member' in created, not search.exists(hub)
         announce = (build_slices or build_search) and Issue.select().exists(hub.db)

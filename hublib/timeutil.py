@@ -7,8 +7,9 @@ and compare as times. Jira sends ``2026-10-22T09:00:00.000+0300``; ``datetime.fr
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Callable
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 Clock = Callable[[], datetime]
 
@@ -101,3 +102,15 @@ def _offset(text: str) -> timedelta | None:
 def minutes_before(text: str, minutes: float) -> str:
     """Hub time ``minutes`` before the hub time ``text``."""
     return format_utc(parse_utc(text) - timedelta(minutes=minutes))
+
+
+def time_zone(name: str | None) -> tzinfo:
+    """A time zone by its IANA name (``Europe/Moscow``); UTC when the name is None, empty or
+    ``UTC`` in any case. ValueError for a name the zone database does not hold (a path, a
+    directory, ``+03:00``): the one reading of ``tz=`` for JQL (contract §16) and reports (§17)."""
+    if not name or name.upper() == 'UTC':
+        return timezone.utc
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError, TypeError):
+        raise ValueError(f'unknown time zone {name!r}') from None

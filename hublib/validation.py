@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone, tzinfo
 from typing import Any, Callable, Mapping
 
 import marshmallow
@@ -23,7 +23,7 @@ import marshmallow
 from . import fields, validators
 from .errors import ValidationError
 from .fields import FIELD_MESSAGES
-from .timeutil import parse_utc, to_utc
+from .timeutil import parse_utc, time_zone, to_utc
 
 # SQLite stores signed 64-bit integers: the one definition of the bound every integer input obeys.
 INT64_MIN, INT64_MAX = -2 ** 63, 2 ** 63 - 1
@@ -397,6 +397,88 @@ def issue_or_temp_key_field(**kwargs) -> fields.String:
                          **kwargs)
 
 
+# --- days and time zones (reports, contract §17) ---------------------------------------------------
+# Calendar days are read in an IANA time zone; the years are bounded so that the first and last
+# moment of any accepted day, in any zone, is a datetime Python can hold.
+FIRST_YEAR, LAST_YEAR = 1900, 9998
+_DAY = re.compile(r'[0-9]{4}-[0-9]{2}-[0-9]{2}')
+
+
+def _day(value: object) -> date | None:
+    """A date from a ``date`` or an ISO ``YYYY-MM-DD`` string within the accepted years."""
+    if isinstance(value, date) and not isinstance(value, datetime):
+        day = value
+    elif isinstance(value, str) and _DAY.fullmatch(value):
+        try:
+            day = date.fromisoformat(value)
+        except ValueError:
+            return None
+    else:
+        return None
+    return day if FIRST_YEAR <= day.year <= LAST_YEAR else None
+
+
+class Day(fields.Field):
+    """A calendar day: ``YYYY-MM-DD`` (or a ``date``); deserializes to a ``date``."""
+
+    OPENAPI = {'type': 'string', 'format': 'date'}
+    default_error_messages = {
+        'invalid': f'ожидается дата ГГГГ-ММ-ДД с {FIRST_YEAR} по {LAST_YEAR} год'}
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        day = _day(value)
+        if day is None:
+            raise self.make_error('invalid')
+        return day
+
+
+class DayOrTime(fields.Field):
+    """A calendar day (``YYYY-MM-DD``: its start in the request's time zone) or a moment (ISO-8601
+    as :class:`UtcTime` reads it); deserializes to a ``date`` or an aware UTC ``datetime``."""
+
+    OPENAPI = {'anyOf': [{'type': 'string', 'format': 'date'},
+                         {'type': 'string', 'format': 'date-time'}]}
+    default_error_messages = {
+        'invalid': 'ожидается дата ГГГГ-ММ-ДД или время ISO-8601, например 2026-10-22T09:00:00Z'}
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        day = _day(value)
+        if day is not None:
+            return day
+        if isinstance(value, datetime):
+            moment = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+        else:
+            normalized = to_utc(value) if isinstance(value, str) and not _DAY.fullmatch(value) \
+                else None
+            if normalized is None:
+                raise self.make_error('invalid')
+            moment = parse_utc(normalized)
+        if not FIRST_YEAR <= moment.year <= LAST_YEAR:
+            raise self.make_error('invalid')
+        return moment.astimezone(timezone.utc)
+
+
+class TimeZoneName(fields.Field):
+    """An IANA time zone name (``Europe/Moscow``, ``UTC``; empty = UTC) or a ``tzinfo``;
+    deserializes to a ``tzinfo`` (``timeutil.time_zone``). Decision: only names the zone database
+    holds (no ``+03:00``: days in Jira users' reports follow a place's clock, summer time
+    included)."""
+
+    OPENAPI = {'type': 'string', 'maxLength': 64, 'example': 'Europe/Moscow'}
+    default_error_messages = {
+        'invalid': 'ожидается часовой пояс IANA, например Europe/Moscow или UTC'}
+
+    def _deserialize(self, value, attr, data, **kwargs):
+        if isinstance(value, tzinfo):
+            return value
+        if isinstance(value, str) and len(value) <= 64:
+            try:
+                return time_zone(value)
+            except ValueError:
+                pass  # not a key of the zone database: a path, a directory, not a TZif file
+        raise self.make_error('invalid')
+
+
 __all__ = ['Schema', 'SCHEMA_MESSAGES', 'FIELD_MESSAGES', 'REQUIRED_MESSAGE', 'lookup_key',
            'LOOKUP_KEY_PATTERN', 'INT64_MIN', 'INT64_MAX', 'Int', 'LenientInt', 'Number', 'Bool',
            'Text', 'JiraId', 'UtcTime', 'JiraTime', 'TIME_MESSAGE', 'AttachmentId',
@@ -405,4 +487,4 @@ __all__ = ['Schema', 'SCHEMA_MESSAGES', 'FIELD_MESSAGES', 'REQUIRED_MESSAGE', 'l
            'is_int64', 'require_int', 'require_list', 'check_page', 'load', 'errors_of', 'flatten_errors',
            'ISSUE_KEY_PATTERN', 'TEMP_KEY_PATTERN', 'WHITESPACE', 'NOT_BLANK_PATTERN',
            'ISSUE_OR_TEMP_KEY_PATTERN', 'SHA256_PATTERN', 'stripped_pattern', 'StrippedText',
-           'issue_or_temp_key_field']
+           'issue_or_temp_key_field', 'Day', 'DayOrTime', 'TimeZoneName', 'FIRST_YEAR', 'LAST_YEAR']

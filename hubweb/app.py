@@ -11,10 +11,10 @@ from .auth import BodyLimit, RequestLog, ThreadConnection, TokenAuth
 from .openapi import OpenApiResource
 from .schemas import json_handler
 
-from .resources import attachments, health, mirror, notes, projects, queue, settings
+from .resources import attachments, health, mirror, notes, projects, queue, reports, settings
 
 # Feature modules; each exports routes(hub) -> [(uri template, resource)].
-FEATURES = (health, settings, projects, mirror, queue, notes, attachments)
+FEATURES = (health, settings, projects, mirror, queue, notes, attachments, reports)
 
 
 def feature_routes(hub: Hub) -> list[tuple[str, object]]:

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import datetime
 import gc
 import json
 import os
@@ -73,7 +74,7 @@ from urllib.parse import quote
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from hublib import (backups, history, mirror, open_hub, projects, queue, reads,  # noqa: E402
+from hublib import (backups, history, mirror, open_hub, projects, queue, reads, reports,  # noqa: E402
                     search, settings, slices)
 from tests.support.bulk import fill_legacy_database  # noqa: E402
 from tests.support.scale import (BIGGEST, COMMON_WORD, RARE_WORDS, RAW_DELETE_BY_KEY,  # noqa: E402
@@ -865,6 +866,116 @@ def concurrent_readers(url: str, token: str, pid: int, plan: list[Read], readers
                                'n': len(values)} for name, values in timings.items() if values}}
 
 
+# --- reports from the change history (issue 21) ----------------------------------------------------
+# A self-contained section: its own server, its own rows. Targets at 200,000 issues / 2,000,000
+# change rows: the sprint report of a sprint of at least 300 issues p95 <= 100 ms; flow over 90
+# days and cycle time over 90 days of a project of about 20,000 own issues p95 <= 1 s each.
+
+REPORT_TARGETS_MS = {'sprint report': 100.0, 'flow': 1000.0, 'cycle time': 1000.0}
+REPORT_SPRINT_ISSUES = 300
+REPORT_PROJECT_ISSUES = 20_000
+REPORT_DAYS = 90
+
+
+def report_subjects(data_dir: Path) -> dict:
+    """The sprint (closed, the fewest issues among those with at least 300, else the biggest), the
+    projects (the one
+    nearest 20,000 own issues and the one nearest of those with a board) and the 90-day window
+    ending with the mirror's last day of history."""
+    conn = sqlite3.connect(f'file:{data_dir / DB}?mode=ro', uri=True)
+    try:
+        sprint = conn.execute(
+            'SELECT p.label, s.sprint_id, count(*) AS n FROM jira_sprint s '
+            'JOIN jira_project p ON p.board_id = s.board_id '
+            'JOIN issue_sprint i ON i.sprint_id = s.sprint_id WHERE s.state = ? '
+            'GROUP BY s.sprint_id ORDER BY n < ?, CASE WHEN n >= ? THEN n ELSE -n END, s.sprint_id '
+            'LIMIT 1', ('closed', REPORT_SPRINT_ISSUES, REPORT_SPRINT_ISSUES)).fetchone()
+        sizes = conn.execute('SELECT c.label, c.own_count, p.board_id FROM slice_count c '
+                             'JOIN jira_project p ON p.label = c.label').fetchall()
+        last = conn.execute('SELECT max(at) FROM issue_change').fetchone()[0]
+    finally:
+        conn.close()
+    by_size = sorted(sizes, key=lambda row: abs(row[1] - REPORT_PROJECT_ISSUES))
+    chosen = [by_size[0]] + [next(row for row in by_size if row[2] is not None)]
+    until = last[:10]
+    since = (datetime.date.fromisoformat(until) - datetime.timedelta(days=REPORT_DAYS - 1)).isoformat()
+    return {'sprint': sprint, 'projects': list(dict.fromkeys((label, own, board is not None)
+                                                             for label, own, board in chosen)),
+            'since': since, 'until': until,
+            'until_exclusive': (datetime.date.fromisoformat(until)
+                                + datetime.timedelta(days=1)).isoformat()}
+
+
+def report_plan(subjects: dict) -> list[Read]:
+    label, sprint_id, issues = subjects['sprint']
+    since, until, until_x = subjects['since'], subjects['until'], subjects['until_exclusive']
+    plan = [Read(f'sprint report, {label} sprint {sprint_id} ({issues} issues)', 'sprint report',
+                 lambda: f'/projects/{label}/sprints/{sprint_id}/report?tz=Europe/Moscow',
+                 lambda hub: reports.sprint_report(hub, label, sprint_id, tz='Europe/Moscow'))]
+    for project, own, board in subjects['projects']:
+        what = f'{project} ({own:,} own issues{"" if board else ", no board"})'
+        plan += [
+            Read(f'flow over {REPORT_DAYS} days, {what}', 'flow',
+                 lambda p=project: f'/projects/{p}/flow?since={since}&until={until}&tz=Europe/Moscow',
+                 lambda hub, p=project: reports.project_flow(hub, p, since=since, until=until,
+                                                             tz='Europe/Moscow')),
+            Read(f'cycle time over {REPORT_DAYS} days, {what}', 'cycle time',
+                 lambda p=project: f'/projects/{p}/cycle-time?since={since}&until={until_x}'
+                                   '&tz=Europe/Moscow',
+                 lambda hub, p=project: reports.cycle_time(hub, p, since=since, until=until_x,
+                                                           tz='Europe/Moscow'))]
+    plan.append(Read(f'velocity, {label}, last 6 sprints', '',
+                     lambda: f'/projects/{label}/velocity',
+                     lambda hub: reports.velocity(hub, label)))
+    return plan
+
+
+def measure_reports(data_dir: Path, samples: int) -> dict:
+    """p50/p95 of each report over HTTP (a server of its own, one keep-alive client, round-robin)
+    and its p50 through hublib alone."""
+    subjects = report_subjects(data_dir)
+    plan = report_plan(subjects)
+    say(f'reports: {len(plan)} kinds x {samples} samples ...')
+    with ServerProcess(data_dir, threads=8) as server:
+        token = server.tokens()['client']
+        client = KeepAliveClient(server.url, token)
+        try:
+            measured = sample_reads(client, plan, samples, budget=120.0)
+        finally:
+            client.close()
+    hub = open_hub(data_dir, create=False)
+    try:
+        for read in plan:
+            read.call(hub)
+            values, cpu = [], []
+            for _ in range(max(5, samples // 4)):
+                started, started_cpu = time.perf_counter(), time.process_time()
+                read.call(hub)
+                values.append((time.perf_counter() - started) * 1000)
+                cpu.append((time.process_time() - started_cpu) * 1000)
+            # CPU time of this process: what the read costs, whatever else the machine runs
+            measured[read.name].update(kind=read.kind, hublib_p50=p50(values),
+                                       hublib_cpu_p50=p50(cpu))
+    finally:
+        hub.close()
+    return {'subjects': subjects, 'reads': measured}
+
+
+def report_lines(section: dict | None) -> list[str]:
+    """The section's rows of the result table."""
+    if not section:
+        return []
+    lines = []
+    for name, figure in section['reads'].items():
+        target = REPORT_TARGETS_MS.get(figure['kind'])
+        ok = None if target is None else figure['p95'] <= target
+        lines.append(f'| {name} | p50 {figure["p50"]:.1f} / p95 {figure["p95"]:.1f} ms (hublib p50 '
+                     f'{figure["hublib_p50"]:.1f}, its CPU {figure["hublib_cpu_p50"]:.1f}; '
+                     f'n={figure["n"]}, {figure["bytes"] / 1024:,.0f} KiB) | '
+                     f'{f"p95 ≤ {target:.0f} ms" if target else "—"} | {mark(ok)} |')
+    return lines
+
+
 # --- 7. offline JQL (issue 20) ----------------------------------------------------------------------
 # Its own pass after the reads (the same server), so the rows above and the load run stay as they
 # were: the first page of 100 of each query over HTTP, then the CSV of 20,000 issues with the
@@ -1042,6 +1153,7 @@ def report(args, results: dict, baseline: dict | None) -> list[str]:
             f'{ingest["http_history_cpu"].median:.1f}, raw {ingest["raw_history_cpu"].median:.1f} ms)',
             '≤ 2× raw, worst round',
             ingest['history_ratio'].max <= RATIO_TARGET)
+    lines += report_lines(results.get('reports'))
     migration = results.get('migration')
     if migration:
         big = n >= 1_000_000
@@ -1117,8 +1229,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--readers', type=int, default=32)
     parser.add_argument('--reader-seconds', type=float, default=20.0)
     parser.add_argument('--skip', default='',
-                        help='comma-separated: reads,jql,ingest,migration,load,rebuild (the ingest '
-                             "copy's open_hub that builds the slices and full-text index)")
+                        help='comma-separated: reads,jql,ingest,migration,load,reports,rebuild (the '
+                             "ingest copy's open_hub that builds the slices and full-text index)")
     parser.add_argument('--explain', action='store_true', help='plans of every read, not only misses')
     parser.add_argument('--json', metavar='OUT', help='write the figures as JSON')
     parser.add_argument('--baseline', metavar='JSON', help='--json of the 200,000 run')
@@ -1182,6 +1294,8 @@ def main(argv: list[str] | None = None) -> int:
                     say(f'memory: {args.readers} readers for {args.reader_seconds:.0f} s ...')
                     results['load'] = concurrent_readers(server.url, token, server.process.pid,
                                                          plan, args.readers, args.reader_seconds)
+        if 'reports' not in skip:
+            results['reports'] = measure_reports(data_dir, args.samples)
         if 'ingest' not in skip:
             results['ingest'] = measure_ingest(args, data_dir, work, jira, rng, todays_backup)
         if 'migration' not in skip:

@@ -17,6 +17,8 @@ those rules, and leave negative ones untouched:
   every request gets a key of its own;
 - ``PUT /settings`` keeps the Jira configuration the run started with (``issue_types``,
   ``link_types``): the document lists the configured ones, and schemathesis reads it once.
+- the reports (contract §17): ``tz`` names a zone of the IANA database (no pattern can list
+  them), and ``since`` comes before ``until`` at most 366 days apart.
 - ``jql`` is a query of a language (contract §16), ``tz`` an IANA zone name and ``fields`` a list
   of CSV columns: a valid request carries one of a few real queries, a real zone and real
   columns (what any other text gets is ``tests/web/test_jql.py``'s property test: 200 or 422).
@@ -73,6 +75,13 @@ def _keep_batch_rules(commands: list) -> None:
                 owned[temp_key] = params['temp_key'] = next(_fresh_temp_keys)
 
 
+def _keep_report_rules(query: dict) -> None:
+    if 'tz' in query:
+        query['tz'] = 'Europe/Moscow'
+    if 'since' in query or 'until' in query:
+        query['since'], query['until'] = '2026-11-01', '2026-11-30'
+
+
 @schemathesis.hook
 def before_call(ctx, case, kwargs):
     if not _positive(case):
@@ -96,6 +105,8 @@ def before_call(ctx, case, kwargs):
     elif path == '/batches' and case.method.upper() == 'POST' and isinstance(case.body, dict) \
             and isinstance(case.body.get('commands'), list):
         _keep_batch_rules(case.body['commands'])
+    elif path.startswith('/projects/{label}/') and isinstance(case.query, dict):
+        _keep_report_rules(case.query)
     elif path == '/settings' and case.method.upper() == 'PUT' and isinstance(case.body, dict):
         case.body.pop('issue_types', None)
         case.body.pop('link_types', None)

@@ -3,21 +3,19 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from datetime import date, datetime, timedelta, timezone, tzinfo
 
 from ..errors import ValidationError
+from ..timeutil import time_zone
 from .language import DATE_FUNCTIONS, Value, refusal
 
 # --- time ------------------------------------------------------------------------------------------
 
-def zone(name: str | None) -> ZoneInfo | timezone:
+def zone(name: str | None) -> tzinfo:
     """The request's time zone: an IANA name (``tz=``), UTC when absent; refused naming ``tz``."""
-    if name is None or name == '' or name.upper() == 'UTC':
-        return timezone.utc
     try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError, OSError, TypeError):
+        return time_zone(name)
+    except ValueError:
         raise ValidationError({'tz': [f'неизвестный часовой пояс "{name}": ожидается имя IANA, '
                                       'например Europe/Moscow']}) from None
 

@@ -140,12 +140,15 @@ def start_demo(hub: Hub, url: str, agent_token: str, *, issues: int = DEMO_ISSUE
       (temp keys new:1, new:2), ``ensure_link`` new:1 → new:2, ``add_comment`` on new:1 and on
       AURORA-1, ``transition`` of AURORA-2 to «В работе».
     The agent thread (``sim-agent``, daemon) serves a generated Jira of ``issues`` issues (seed 7,
-    labels AWPCA/ORION/VEGA, so VEGA issues appear only as neighbours), spends ``command_delay``
+    labels AWPCA/ORION/VEGA, so VEGA issues appear only as neighbours) whose scrum board has two-week
+    sprints around today (six closed, one active, one future) and whose AWPCA issues walk through
+    them and the board's columns (``FakeJira(scrum_history=now)``: the reports look like a real
+    team's; the same day gives the same data), spends ``command_delay``
     seconds on each command so the second batch is seen running, then keeps polling every 2 s.
     Returns the thread; its ``agent`` attribute is the :class:`SimAgent` (``agent.stop()``).
     """
     prepare_demo(hub)
-    jira = FakeJira(issues=issues, seed=DEMO_SEED)
+    jira = FakeJira(issues=issues, seed=DEMO_SEED, scrum_history=hub.clock())
     agent = SimAgent(url, agent_token, jira, seed=DEMO_SEED, poll_interval=2.0,
                      command_delay=command_delay)
     thread = agent.start()

@@ -12,7 +12,8 @@ import hashlib
 import random
 import re
 import threading
-from datetime import datetime, timedelta, timezone
+from dataclasses import dataclass, field
+from datetime import datetime, time, timedelta, timezone
 
 DEFAULT_LABELS = ('AWPCA', 'ORION', 'VEGA')
 # Issues with this label are outside every project: they enter the mirror only as neighbours.
@@ -41,6 +42,18 @@ SPRINTS = (
 )
 SPRINT_SETS = ((101,), (101, 102), (103,), (), (104,), ())
 
+# The scrum history (``FakeJira(scrum_history=now)``): two-week sprints around ``now`` on the
+# scrum board, and for the issues of its project a history that walks them through the board.
+SCRUM_LABEL = 'AWPCA'
+STATUS_IDS = {name: str(index + 1) for index, name in enumerate(STATUSES)}
+SPRINT_FIELD_ID = 'customfield_10020'
+MOSCOW = timezone(timedelta(hours=3))
+CLOSED_SPRINTS = 6
+SPRINT_GOALS = ('Каркас платёжного контура', 'Зеркало задач', 'Очередь команд', 'Журнал изменений',
+                'Отчёты и выгрузки', 'Вложения', 'Отчёты по спринтам', 'Доска и фильтры')
+STORY_POINTS = (1, 2, 2, 3, 3, 3, 5, 5, 8, 13, None)
+WORKFLOW = (('Открыта', 'В работе'), ('В работе', 'На проверке'), ('На проверке', 'Готово'))
+
 _EPOCH = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
 _KEY = re.compile(r'^([A-Z][A-Z0-9_]*)-([0-9]+)$')
 
@@ -57,11 +70,76 @@ def jira_time(moment: datetime, offset: str) -> str:
     return local.strftime('%Y-%m-%dT%H:%M:%S.') + f'{local.microsecond // 1000:03d}' + offset
 
 
+@dataclass
+class Sprint:
+    """A sprint of the scrum history: its moments (aware datetimes) and state."""
+
+    id: int
+    name: str
+    state: str
+    start: datetime
+    end: datetime
+    complete: datetime | None
+    goal: str
+
+    def payload(self) -> dict:
+        """The sprint as the boards payload carries it (contract §8.3); a future one has no dates."""
+        future = self.state == 'future'
+        return {'id': self.id, 'name': self.name, 'state': self.state,
+                'start_date': None if future else jira_time(self.start, '+0300'),
+                'end_date': None if future else jira_time(self.end, '+0300'),
+                'complete_date': jira_time(self.complete, '+0300') if self.complete else None,
+                'goal': self.goal}
+
+
+def scrum_sprints(now: datetime) -> list[Sprint]:
+    """Two-week sprints, Monday 10:00 to Friday of the second week 18:00 (Moscow time): six
+    closed, completed half an hour after their end; the active one started on the Monday a week
+    before ``now``'s week (so ``now`` is in its second week); one future sprint after it."""
+    today = now.astimezone(MOSCOW).date()
+    active_start = datetime.combine(today - timedelta(days=today.weekday() + 7), time(10, 0),
+                                    MOSCOW)
+    sprints = []
+    for index in range(CLOSED_SPRINTS + 2):
+        start = active_start + timedelta(days=14 * (index - CLOSED_SPRINTS))
+        end = start + timedelta(days=11, hours=8)
+        state = ('closed' if index < CLOSED_SPRINTS else
+                 'active' if index == CLOSED_SPRINTS else 'future')
+        sprints.append(Sprint(id=101 + index, name=f'Спринт {index + 1}', state=state,
+                              start=start, end=end,
+                              complete=end + timedelta(minutes=30) if state == 'closed' else None,
+                              goal=SPRINT_GOALS[index % len(SPRINT_GOALS)]))
+    return sprints
+
+
+def _workday(moment: datetime) -> datetime:
+    """``moment``, or when it falls on a weekend in Moscow, the same time on the next Monday."""
+    weekday = moment.astimezone(MOSCOW).weekday()
+    return moment + timedelta(days=7 - weekday) if weekday >= 5 else moment
+
+
+@dataclass
+class Story:
+    """What the scrum history made of one issue: its creation, final status and sprints, story
+    points and its changes ``(moment, field, before, after)`` in order (field ``status`` or
+    ``sprint``; sprint values are lists of sprint ids)."""
+
+    created: datetime
+    status: str = 'Открыта'
+    sprint_ids: list[int] = field(default_factory=list)
+    points: int | None = None
+    changes: list[tuple[datetime, str, object, object]] = field(default_factory=list)
+
+
 class FakeJira:
     """A deterministic Jira: ``issues`` generated issues of ``project_key`` across ``labels``."""
 
     def __init__(self, issues: int = 200, seed: int = 1, project_key: str = 'AURORA',
-                 labels: tuple[str, ...] = DEFAULT_LABELS, changes_per_issue: int = 3):
+                 labels: tuple[str, ...] = DEFAULT_LABELS, changes_per_issue: int = 3,
+                 scrum_history: datetime | None = None):
+        """``scrum_history``: a moment; when given, the scrum board's sprints lie around it (six
+        closed, the active one holding it, one future) and the issues of its project (label
+        AWPCA) carry a plausible history up to it (see :meth:`_story`); the demo passes now."""
         self.count = issues
         self.seed = seed
         self.project_key = project_key
@@ -77,6 +155,9 @@ class FakeJira:
         self._created_by: dict[object, str] = {}       # idempotency token (e.g. command id) -> key
         self._comment_seq = 0
         self.calls = 0
+        self.scrum_history = scrum_history
+        self._sprints = scrum_sprints(scrum_history) if scrum_history is not None else None
+        self._stories: dict[int, Story] = {}
 
     # --- identity ---------------------------------------------------------------------------
 
@@ -147,7 +228,7 @@ class FakeJira:
                 'id': str(number), 'filename': f'спецификация-{number}.txt', 'size': len(content),
                 'mime_type': 'text/plain', 'author': PEOPLE[number % 5],
                 'created': jira_time(created + timedelta(minutes=5), offset)})
-        return {
+        generated = {
             'key': self.key(number), 'id': str(10000 + number), 'issue_type': issue_type,
             'summary': f'Задача {number}: {rng.choice(("доработать", "проверить", "описать", "починить"))} '
                        f'{rng.choice(("отчёт", "форму", "API", "миграцию", "импорт"))}',
@@ -165,6 +246,18 @@ class FakeJira:
             'links': self._links(number), 'comments': comments, 'attachments': attachments,
             'sprint_ids': sprint_ids,
         }
+        if self._sprints is not None and not self.is_scrum(number):
+            generated.update(sprint_ids=[], sprint=None)  # the sprints are the scrum issues' own
+        elif self._sprints is not None:
+            story = self._story(number)
+            last = max([moment for moment, *_ in story.changes] + [story.created])
+            names = {sprint.id: sprint.name for sprint in self._sprints}
+            generated.update(
+                status=story.status, sprint_ids=list(story.sprint_ids),
+                sprint=names[story.sprint_ids[-1]] if story.sprint_ids else None,
+                story_points=story.points, created=jira_time(story.created, offset),
+                updated=jira_time(last + timedelta(minutes=5), offset))
+        return generated
 
     def _generated_history(self, number: int) -> list[dict]:
         rng = self._rng(number, 2)
@@ -197,6 +290,107 @@ class FakeJira:
             })
         return items
 
+    # --- the scrum history --------------------------------------------------------------------
+
+    def is_scrum(self, number: int) -> bool:
+        """Whether AURORA-n gets the scrum history: a task or bug of the scrum board's project."""
+        return (self._sprints is not None and SCRUM_LABEL in self._labels(number)
+                and self._issue_type(number) != 'Эпик')
+
+    def _issue_type(self, number: int) -> str:
+        types, weights = zip(*TYPES)
+        return self._rng(number).choices(types, weights)[0]
+
+    def _story(self, number: int) -> Story:
+        """A plausible life of a scrum issue, fixed by ``(seed, number, scrum_history)``.
+
+        The project's issues are dealt round-robin to the eight sprints and the backlog. An issue
+        of a sprint is created and put into it during planning (one in seven is created and added
+        after the start instead), then walks Открыта → В работе → На проверке → Готово at a
+        random pace from a random moment of the sprint; one in eleven is taken out of the sprint
+        a few days in, one in thirteen is reopened after review and done again. What is not done
+        when a sprint is completed moves on to the next sprint (``101`` → ``101, 102``, as Jira
+        keeps closed sprints in the field). Nothing happens after ``scrum_history``; a future
+        sprint's issues wait open.
+        """
+        if number in self._stories:
+            return self._stories[number]
+        rng = self._rng(number, 5)
+        now = self.scrum_history
+        slot = (number // 3) % (len(self._sprints) + 1)
+        story = Story(created=self._sprints[0].start - timedelta(days=rng.uniform(5, 60)),
+                      points=rng.choice(STORY_POINTS))
+        self._stories[number] = story
+        if slot == len(self._sprints):  # the backlog
+            return story
+        index = slot
+        sprint = self._sprints[index]
+        added = sprint.state != 'future' and number % 7 == 3
+        if added:
+            story.created = _workday(sprint.start + timedelta(days=rng.randrange(1, 5),
+                                                              hours=rng.uniform(0, 7)))
+            enter = story.created + timedelta(minutes=rng.randrange(5, 120))
+        else:
+            enter = sprint.start - timedelta(hours=rng.uniform(2, 70))
+            story.created = enter - timedelta(days=rng.uniform(1, 25))
+        if enter > now:  # the future sprint's planning is still going on
+            enter = now - timedelta(hours=rng.uniform(1, 48))
+            story.created = min(story.created, enter - timedelta(hours=1))
+        story.changes.append((enter, 'sprint', [], [sprint.id]))
+        story.sprint_ids = [sprint.id]
+        if sprint.state == 'future':
+            return story
+        if number % 11 == 5:  # taken out of the sprint a few days in, back to the backlog
+            moment = _workday(max(sprint.start + timedelta(days=rng.randrange(1, 5),
+                                                           hours=rng.uniform(0, 7)),
+                                  enter + timedelta(hours=rng.uniform(2, 30))))
+            if moment <= now:
+                story.changes.append((moment, 'sprint', [sprint.id], []))
+                story.sprint_ids = []
+            return story
+        moment = max(sprint.start, enter) + timedelta(hours=rng.uniform(1, 6 * 24))
+        steps = list(WORKFLOW)
+        if number % 13 == 7:  # reopened after review, then done again
+            steps += [('Готово', 'В работе'), ('В работе', 'Готово')]
+        for before, after in steps:
+            while sprint.complete is not None and moment > sprint.complete \
+                    and index + 1 < len(self._sprints):
+                # not done when the sprint was completed: carried over to the next one
+                following = self._sprints[index + 1]
+                story.changes.append((sprint.complete, 'sprint', list(story.sprint_ids),
+                                      story.sprint_ids + [following.id]))
+                story.sprint_ids = story.sprint_ids + [following.id]
+                index, sprint = index + 1, following
+                moment = max(moment, sprint.start + timedelta(hours=rng.uniform(1, 30)))
+            moment = _workday(moment)
+            if moment > now:
+                break
+            story.changes.append((moment, 'status', before, after))
+            story.status = after
+            moment += timedelta(hours=rng.uniform(4, 24) if after != 'В работе'
+                                else rng.uniform(12, 60))
+        return story
+
+    def _story_history(self, number: int) -> list[dict]:
+        story = self._story(number)
+        offset = OFFSETS[(number + 1) % len(OFFSETS)]
+        names = {sprint.id: sprint.name for sprint in self._sprints}
+        items = []
+        for index, (moment, kind, before, after) in enumerate(story.changes):
+            if kind == 'status':
+                field_id, field_name = 'status', 'Status'
+                values = (STATUS_IDS[before], before, STATUS_IDS[after], after)
+            else:
+                field_id, field_name = SPRINT_FIELD_ID, 'Sprint'
+                values = (', '.join(map(str, before)), ', '.join(names[i] for i in before),
+                          ', '.join(map(str, after)), ', '.join(names[i] for i in after))
+            items.append({
+                'history_id': str(number * 1000 + index), 'seq': 0, 'key': self.key(number),
+                'created': jira_time(moment, offset), 'author': PEOPLE[(number + index) % 5],
+                'field_id': field_id, 'field_name': field_name, 'from_value': values[0],
+                'from_string': values[1], 'to_value': values[2], 'to_string': values[3]})
+        return items
+
     # --- reading ----------------------------------------------------------------------------
 
     def issue(self, key: str) -> dict:
@@ -222,7 +416,12 @@ class FakeJira:
     def history(self, key: str) -> list[dict]:
         """Change-history items of ``key`` (contract §8.2)."""
         number = self.number(key)
-        items = self._generated_history(number) if number and number <= self.count else []
+        if not number or number > self.count:
+            items = []
+        elif self.is_scrum(number):
+            items = self._story_history(number)
+        else:
+            items = self._generated_history(number)
         return items + self._extra_history.get(key, [])
 
     def all_keys(self) -> list[str]:
@@ -254,7 +453,8 @@ class FakeJira:
                    {'name': 'Готово', 'statuses': ['Готово', 'Снято']}]
         return [
             {'board_id': SCRUM_BOARD, 'type': 'scrum', 'columns': columns, 'kanban_backlog': None,
-             'sprints': [dict(sprint) for sprint in SPRINTS]},
+             'sprints': [dict(sprint) for sprint in SPRINTS] if self._sprints is None
+             else [sprint.payload() for sprint in self._sprints]},
             {'board_id': KANBAN_BOARD, 'type': 'kanban',
              'columns': [{'name': 'Бэклог', 'statuses': ['Открыта']}] + columns[1:],
              'kanban_backlog': 1, 'sprints': []},
@@ -370,5 +570,5 @@ class FakeJira:
         return before
 
 
-__all__ = ['FakeJira', 'JiraError', 'jira_time', 'SCRUM_BOARD', 'KANBAN_BOARD', 'DEFAULT_LABELS',
-           'OUTSIDE_LABEL']
+__all__ = ['FakeJira', 'JiraError', 'jira_time', 'scrum_sprints', 'SCRUM_BOARD', 'KANBAN_BOARD',
+           'DEFAULT_LABELS', 'OUTSIDE_LABEL', 'SCRUM_LABEL', 'SPRINT_FIELD_ID']

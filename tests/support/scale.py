@@ -5,11 +5,13 @@
 projects with very different shares of the mirror (:data:`PROJECTS`) and some issues in none,
 epics, ~2 outward links per issue (some across projects, some to ``ORBIT``, a few to keys outside
 the mirror), ~2 comments, attachments on ~30 % of issues, sprints of two scrum boards and
-``changes_per_issue`` change rows per ``AURORA`` issue. Text is Russian-looking: summaries of ~8
-words, descriptions of 50–150 and comments of 10–40 words drawn with a Zipf law from a vocabulary
-of real words and a long tail of made-up ones, so the full-text index has a realistic shape. A few
-:data:`RARE_WORDS` sit in :data:`RARE_HITS` issues whatever the size (a selective query),
-:data:`COMMON_WORD` in about half of the descriptions (a common one).
+``changes_per_issue`` change rows per ``AURORA`` issue (status, assignee, a date field, and the
+issue's sprints entering through «Sprint» changes: the reports of issue 21 have a history to
+read). Text is Russian-looking: summaries of ~8 words, descriptions of 50–150 and comments of
+10–40 words drawn with a Zipf law from a vocabulary of real words and a long tail of made-up ones,
+so the full-text index has a realistic shape. A few :data:`RARE_WORDS` sit in :data:`RARE_HITS`
+issues whatever the size (a selective query), :data:`COMMON_WORD` in about half of the
+descriptions (a common one).
 
 Every issue is a pure function of ``(seed, number, revision)``: :meth:`ScaleJira.issue` gives the
 ISSUE payload of contract §8.1 and :meth:`ScaleJira.history` the items of §8.2, so a benchmark can
@@ -48,6 +50,8 @@ ORBIT = 'ORBIT'
 OUTSIDE = 'LEGACY'  # links to keys of a project that is not mirrored at all
 FETCHED_AT = '2026-11-30T10:00:00+00:00'
 FIELD_IDS = {'planned_start': 'customfield_10015', 'planned_end': 'customfield_10016'}
+# Not in FIELD_IDS: the reports know a sprint change by the field's name «Sprint» (contract §17).
+SPRINT_FIELD_ID = 'customfield_10020'
 
 
 @dataclass(frozen=True)
@@ -369,6 +373,11 @@ class ScaleJira:
                                 else 4_000_000_000 + (number * 16 + revision) * records)
         moment = self.created_at(number) + (SPAN + revision * 86_400 if revision else 0)
         step = _mix(number * 13 + self.seed)
+        # The issue's sprints enter through its first «Флажок» rows (the row count stays
+        # changes_per_issue): '' → 'k', then 'k' → 'k, k+1' for one carried over (issue 21).
+        sprints = [] if revision else self._sprint_ids(number, self.labels(number),
+                                                       self.created_at(number))
+        entered = 0
         for index in range(self.changes_per_issue):
             history, seq = divmod(index, 2)
             if seq == 0:
@@ -382,6 +391,10 @@ class ScaleJira:
             elif kind == 2:
                 day = time.strftime('%Y-%m-%d', time.gmtime(moment))
                 field = ('customfield_10015', 'Плановое начало', None, day)
+            elif entered < len(sprints):
+                before = ', '.join(map(str, sprints[:entered])) or None
+                entered += 1
+                field = (SPRINT_FIELD_ID, 'Sprint', before, ', '.join(map(str, sprints[:entered])))
             else:
                 field = (None, 'Флажок', None, 'Да')
             yield (str(base + history), seq, key, moment, PEOPLE[(number + history) % 7], *field)

@@ -200,6 +200,12 @@ def test_fetch_errors(client, client_headers, hub):
     bad = client.simulate_post('/attachments/31337/fetch', headers=client_headers, json={'author': 5})
     assert bad.status_code == 422 and 'author' in bad.json['fields']
     assert fetch_commands(hub) == []
+    # the body is optional, but one that is there must be an object (schemathesis sent `false`)
+    for body in ('false', '[]', '0'):
+        bad = client.simulate_post('/attachments/31337/fetch', body=body,
+                                   headers={**client_headers, 'Content-Type': 'application/json'})
+        assert bad.status_code == 422, body
+    assert fetch_commands(hub) == []
 
 
 # --- GET /attachments/{id}/content ----------------------------------------------------------------

@@ -8,14 +8,14 @@ import inspect
 
 import pytest
 
-from hublib import files, models, notes, projects, reads, settings
+from hublib import files, models, notes, projects, reads, reports, settings
 from hubweb.app import feature_routes
 
 BASE_JQL = 'project = AURORA AND labels in ("AWPCA")'
 METHODS = ('get', 'post', 'put', 'patch', 'delete')
 PATH_VALUES = {'key': 'AURORA-1', 'label': 'AWPCA', 'id': '1', 'sha256': '0' * 64,
                'attachment_id': '2', 'command_id': '1', 'batch_id': '1', 'agent': 'jira',
-               'run_id': '1'}
+               'run_id': '1', 'sprint_id': '101'}
 # Plausible bodies for the interfaces' writes, by route template; other routes get {}.
 BODIES = {
     '/projects': {'label': 'NEWPRJ', 'name': 'Новый', 'board_id': 4216},
@@ -56,7 +56,8 @@ def mirrored(hub, client, agent_headers, claimed_refresh):
             ('/agent/boards', {'agent': 'jira', 'boards': [
                 {'board_id': 4216, 'type': 'scrum', 'columns': [{'name': 'Готово',
                                                                  'statuses': ['Готово']}],
-                 'sprints': [{'id': 101, 'name': 'Спринт 1', 'state': 'active'}]}]})):
+                 'sprints': [{'id': 101, 'name': 'Спринт 1', 'state': 'active',
+                              'start_date': '2026-10-20T09:00:00.000+0300'}]}]})):
         response = client.simulate_post(path, headers=agent_headers, json=body)
         assert response.status_code == 200, response.json
     content = b'%PDF'
@@ -124,18 +125,18 @@ def test_no_interface_route_writes_the_mirror(hub, mirrored, client, client_head
 
 def _plausible_args(function) -> dict:
     values = {'key': 'AURORA-1', 'label': 'AWPCA', 'attachment_id': '2', 'attachment_ids': ['2'],
-              'project': 'AWPCA', 'limit': 5, 'run_id': 1}
+              'project': 'AWPCA', 'limit': 5, 'run_id': 1, 'sprint_id': 101}
     parameters = list(inspect.signature(function).parameters.values())[1:]
     return {p.name: values[p.name] for p in parameters
             if p.name in values and (p.default is inspect.Parameter.empty
                                      or p.name in ('project', 'limit'))}
 
 
-@pytest.mark.parametrize('module', [reads, projects, files, notes])
+@pytest.mark.parametrize('module', [reads, projects, files, notes, reports])
 def test_no_hublib_read_writes_the_mirror(hub, mirrored, module):
     read_names = [name for name, function in inspect.getmembers(module, inspect.isfunction)
                   if function.__module__ == module.__name__ and not name.startswith('_')
-                  and (module is reads or name in (
+                  and (module in (reads, reports) or name in (
                       'project', 'projects', 'base_jql',
                       'attachment', 'attachment_states', 'note', 'get_note', 'notes'))]
     called = 0
@@ -153,6 +154,8 @@ def test_no_hublib_read_writes_the_mirror(hub, mirrored, module):
         assert snapshot(hub) == mirrored, f'{module.__name__}.{name} changed the mirror'
     if module is reads:
         assert called >= 7
+    if module is reports:
+        assert called == 4
 
 
 def test_no_hublib_interface_write_touches_the_mirror(hub, mirrored):

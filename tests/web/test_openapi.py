@@ -93,10 +93,10 @@ def test_every_feature_module_is_registered(app_methods):
     # app.py imports the feature modules statically: a missing one fails at import, loudly
     from hubweb.app import FEATURES
     assert [module.__name__.rsplit('.', 1)[-1] for module in FEATURES] == [
-        'health', 'settings', 'projects', 'mirror', 'queue', 'notes', 'attachments']
+        'health', 'settings', 'projects', 'mirror', 'queue', 'notes', 'attachments', 'reports']
     templates = {template for template, _, _ in app_methods}
     for expected in ('/health', '/settings', '/agent/settings', '/projects', '/projects/{label}',
-                     '/agent/state', '/batches', '/openapi.json'):
+                     '/agent/state', '/batches', '/openapi.json', '/projects/{label}/flow'):
         assert expected in templates
 
 

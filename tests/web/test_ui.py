@@ -159,3 +159,12 @@ def test_the_first_load_transfers_less_than_300_kb():
     assert all(path.is_file() for path in files)
     assert len(modules) >= 10  # main, api, dom, format, routes and the views
     assert sum(path.stat().st_size for path in files) < FIRST_LOAD_LIMIT
+
+
+def test_the_reports_charts_are_not_part_of_the_first_load():
+    # #/reports/<label> imports its view (and the charts) on demand and adds its own stylesheet
+    modules = module_graph((STATIC / 'js' / 'main.js').resolve())
+    lazy = {(STATIC / 'js' / 'charts.js').resolve(), (STATIC / 'js' / 'views' / 'reports.js').resolve()}
+    assert lazy.isdisjoint(modules) and all(path.is_file() for path in lazy)
+    assert 'reports.css' not in (STATIC / 'index.html').read_text(encoding='utf-8')
+    assert "import('./views/reports.js')" in (STATIC / 'js' / 'routes.js').read_text(encoding='utf-8')

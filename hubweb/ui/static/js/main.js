@@ -24,7 +24,7 @@ function markNav(path) {
   for (const link of nav.querySelectorAll('a')) {
     const target = link.getAttribute('href');
     const current = target === '#/' ? section === '#/' : section === target
-      || (target === '#/projects' && section === '#/board')
+      || (target === '#/projects' && (section === '#/board' || section === '#/reports'))
       || (target === '#/batches' && section === '#/commands');
     if (current) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');

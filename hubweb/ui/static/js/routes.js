@@ -23,6 +23,7 @@ const ROUTES = [
   ['command', /^\/commands\/([^/]+)$/, command],
   ['new-batch', /^\/new-batch$/, newBatch],
   ['changes', /^\/changes$/, changes],
+  ['reports', /^\/reports\/([^/]+)$/, (context) => import('./views/reports.js').then((module) => module.default(context))],
 ];
 
 async function notFound() {

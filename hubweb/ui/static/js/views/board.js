@@ -62,7 +62,8 @@ export default async function board({args: [label], query}) {
     heading,
     h('p', {class: 'lead'}, `Доска №${data.board_id}`, data.type ? ` (${data.type})` : '',
       data.fetched_at ? [' · получена ', time(data.fetched_at)] : null, ' · ',
-      h('a', {href: address('/issues', {project: label})}, 'задачи проекта')),
+      h('a', {href: address('/issues', {project: label})}, 'задачи проекта'), ' · ',
+      h('a', {href: address(`/reports/${encodeURIComponent(label)}`)}, 'отчёты')),
     filterForm(path, 'Фильтр доски',
       [field('Спринт', 'sprint', {kind: 'select', options, value: chosen ? query.sprint : ''})]),
     columns.length

@@ -20,6 +20,7 @@ export default async function projects() {
           `№${p.board_id}${p.board_type ? ` (${p.board_type})` : ''}`)
         : 'нет')},
       {label: 'Изменения', cell: (p) => h('a', {href: address('/changes', {project: p.label})}, 'лента')},
+      {label: 'Отчёты', cell: (p) => h('a', {href: address(`/reports/${encodeURIComponent(p.label)}`)}, 'отчёты')},
       {label: 'Создан', cell: (p) => time(p.created_at)},
     ], items, {empty: 'Проектов нет: их заводит sdlc-hub init или POST /projects.', hideCaption: true}),
     h('p', {class: 'hint'}, 'Соседи — задачи других меток, связанные со своими задачами проекта '
