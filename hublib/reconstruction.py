@@ -1,8 +1,9 @@
 """An issue at a past moment, rebuilt from the change history (contract §17, «Reconstruction»).
 
 Every report reads its issues' change rows once, set-based (:func:`timelines`: one query over
-``issue_change`` for all the keys, by its ``(key, at)`` index), and answers every question about a
-moment in Python from those rows:
+``issue_change`` for all the keys, by its ``(key, at)`` index or the status rows' own index; a
+flow's settled issues are counted by one statement, :func:`own_timelines`), and answers every
+question about a moment in Python from those rows:
 
 - *status at t*: ``to_string`` of the last ``status`` change with ``at ≤ t``; if none, the
   ``from_string`` of the first change after t; if the issue has no status change, its current
@@ -327,8 +328,10 @@ def _status_change(alias: str, condition: str) -> str:
 # Each own issue once: its created time, its current status, its status at :since by the history
 # (the to_string of its last status change at or before it, else the from_string of its first one
 # after it; as a JSON array, so that a null string is told from no change; coalesce() reads the
-# second only without the first) and whether a status change follows :since up to :until. VEGA of the 200,000-issue bench (31,081 own issues):
-# 33,165 rows in two reads, 231 + 513 ms CPU -> one read of 31,081 rows, ~___ ms CPU.
+# second only without the first) and whether a status change follows :since up to :until.
+# VEGA of the 200,000-issue bench (31,081 own issues), CPU on the shared 2-core machine: two reads
+# (issues, then their status rows from the last one before :since, by (key, at)), 231 + 513 ms
+# -> this one, 443 ms through the issues' rows, 315 ms through issue_key_status_created.
 _OWN_AT = (
     f'SELECT m.{_MEMBER.key}, i.{_ISSUE.created}, i.{_ISSUE.status}, '
     f'coalesce((SELECT json_array(b.{_CHANGE.to_string}) {_status_change("b", "<= :since")} '

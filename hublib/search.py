@@ -26,6 +26,7 @@ from operator import itemgetter
 
 from .db import Hub
 from .models import Issue, IssueComment, IssueSearch, SqlNames
+from .validation import INT64_MAX
 
 WEIGHTS = (10.0, 3.0, 1.0)
 SNIPPET_TOKENS = 12
@@ -151,7 +152,7 @@ SNIPPET_SQL = f"snippet({FTS_TABLE}, -1, '[', ']', '…', {SNIPPET_TOKENS})"
 # 16–21 ms, plus bm25's own count of the word's documents (its IDF, ~3 ms at 200,000, ~15–23 ms
 # at 1,000,000), paid once a query. Only the page's rows become hits (~3 µs each).
 RANK_WINDOW = 1000
-_NO_TOP = 2 ** 63 - 1
+_NO_TOP = INT64_MAX  # the first window has no upper docid
 
 
 @dataclass(frozen=True)
