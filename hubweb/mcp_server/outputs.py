@@ -56,6 +56,8 @@ class Note(TypedDict):
 class Link(TypedDict):
     type: Text
     key: str
+    summary: Text
+    status: Text
 
 
 class Links(TypedDict):
@@ -163,10 +165,20 @@ class ProjectList(TypedDict):
     items: list[Project]
 
 
+class BoardCard(TypedDict):
+    key: str
+    summary: Text
+    issue_type: Text
+    priority: Text
+    assignee: Text
+    status: Text
+
+
 class BoardColumn(TypedDict):
     name: Text
     statuses: list[str]
     issues: list[str]
+    cards: list[BoardCard]
 
 
 class Board(TypedDict):

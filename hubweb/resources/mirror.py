@@ -91,10 +91,11 @@ def routes(hub: Hub) -> list[tuple[str, object]]:
         ('/sync-runs/{run_id}', Call(hub, reads.sync_run, ids={'run_id': reads.SYNC_RUN_NOT_FOUND},
                                      doc=operation('Запуск синхронизации с запросом целиком',
                                                    response=schemas.SyncRunSchema))),
-        ('/projects/{label}/board', Call(hub, reads.project_board, doc=operation(
+        ('/projects/{label}/board', Call(hub, reads.project_board, query=reads.BoardQuery, doc=operation(
             'Доска проекта', response=schemas.BoardSchema,
-            description='Колонки со своими задачами проекта; выполнены — статусы последней '
-                        'колонки.'))),
+            description='Колонки со своими задачами проекта (sprint= — только задачи спринта); '
+                        f'карточки — первые {reads.CARDS_PER_COLUMN} задач колонки; выполнены — '
+                        'статусы последней колонки.'))),
         ('/projects/{label}/sprints', Call(hub, reads.project_sprints, doc=operation(
             'Спринты доски проекта', response=schemas.SprintListSchema))),
     ]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from marshmallow import fields, validate
 
+from hublib.reads import CARDS_PER_COLUMN
+
 from . import integers, page_of, response, strings
 from .attachments import STATES
 from .notes import NoteSchema
@@ -38,7 +40,8 @@ IssueFacetsSchema = response('IssueFacets', **{
     name: fields.List(fields.Nested(FacetValueSchema), required=True)
     for name in ('status', 'assignee', 'issue_type', 'priority', 'labels')})
 
-LinkOutSchema = response('LinkOut', strings('type key'))
+LinkOutSchema = response('LinkOut', strings('type key'), strings('summary status', **_NULLABLE, metadata={
+    'description': 'связанной задачи; null, если её нет в зеркале'}))
 LinksOutSchema = response('LinksOut', outward=fields.List(fields.Nested(LinkOutSchema)),
                           inward=fields.List(fields.Nested(LinkOutSchema)))
 CommentOutSchema = response('CommentOut', strings('comment_id'),
@@ -69,9 +72,15 @@ SyncRunSchema = response(
         'description': 'в списке query обрезан до 200 символов; целиком — GET /sync-runs/{run_id}'}))
 SyncRunListSchema = page_of('SyncRunList', SyncRunSchema)
 
+BoardCardSchema = response('BoardCard', strings('key', required=True),
+                           strings('summary issue_type priority assignee status', **_NULLABLE))
 BoardColumnSchema = response('BoardColumn', strings('name', required=True),
                              statuses=fields.List(fields.String(), required=True),
-                             issues=fields.List(fields.String(), required=True))
+                             issues=fields.List(fields.String(), required=True),
+                             cards=fields.List(fields.Nested(BoardCardSchema), required=True,
+                                               metadata={'description': 'первые задачи из issues '
+                                                         f'(до {CARDS_PER_COLUMN}) с полями карточки '
+                                                         'доски'}))
 BoardSchema = response(
     'Board', strings('label'), integers('board_id', **_NULLABLE),
     strings('type fetched_at', **_NULLABLE), kanban_backlog=fields.Boolean(**_NULLABLE),

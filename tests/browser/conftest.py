@@ -14,6 +14,7 @@ on CI (``CI=true``) where that fails the run.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -301,18 +302,27 @@ class Ui:
         self.wait(view)
 
     def screenshot(self, name: str) -> None:
+        """``<name>.png`` in the light scheme and ``<name>-dark.png`` under
+        ``prefers-color-scheme: dark`` (only with ``SDLC_HUB_SCREENSHOTS``)."""
         if SCREENSHOTS:
             Path(SCREENSHOTS).mkdir(parents=True, exist_ok=True)
+            self.page.emulate_media(color_scheme='light')
             self.page.screenshot(path=str(Path(SCREENSHOTS) / f'{name}.png'))
+            self.page.emulate_media(color_scheme='dark')
+            self.page.screenshot(path=str(Path(SCREENSHOTS) / f'{name}-dark.png'))
+            self.page.emulate_media(color_scheme='light')
 
 
-@pytest.fixture
-def ui(browser, hub_server):
+@contextlib.contextmanager
+def open_ui(browser, hub: FilledHub, **options):
+    """A fresh browser context on ``hub`` (``options`` go to ``new_context``, e.g.
+    ``color_scheme='dark'``); at the end, no request may have left the origin and the console
+    must be free of errors."""
     context = browser.new_context(viewport=VIEWPORT, locale='ru-RU', timezone_id='Europe/Moscow',
-                                  accept_downloads=True)
+                                  accept_downloads=True, **options)
     context.set_default_timeout(10_000)
     page = context.new_page()
-    helper = Ui(page, hub_server)
+    helper = Ui(page, hub)
 
     def guard(route):
         url = route.request.url
@@ -328,3 +338,9 @@ def ui(browser, hub_server):
         context.close()
     assert helper.foreign == [], 'requests left the hub origin'
     assert helper.console_errors() == [], 'console errors'
+
+
+@pytest.fixture
+def ui(browser, hub_server):
+    with open_ui(browser, hub_server) as helper:
+        yield helper

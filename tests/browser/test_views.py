@@ -118,6 +118,15 @@ def test_projects_show_own_and_neighbour_counts_and_lead_to_issues_and_board(ui)
     page.click('main a:text-is("AWPCA")')
     ui.wait('issues')
     assert page.url.endswith('#/issues?project=AWPCA')
+    # the counts lead to those issues: own ones by the label, neighbours the rest of the slice
+    ui.go('#/projects', 'projects')
+    page.click('main tr:has-text("AWPCA") td:nth-child(4) a')
+    ui.wait('issues')
+    assert column(page, 'Ключ') == ['AURORA-9', 'AURORA-20']
+    ui.go('#/projects', 'projects')
+    page.click('main tr:has-text("AWPCA") td:nth-child(3) a')
+    ui.wait('issues')
+    assert len(column(page, 'Ключ')) == 7
 
 
 # --- issues --------------------------------------------------------------------------------------------
@@ -140,21 +149,29 @@ def test_issue_list_of_a_project_is_its_slice_with_neighbours_marked(ui):
     ui.screenshot('issues')
 
 
-def test_issue_filters_write_the_address_and_the_api_query(ui):
+def test_issue_query_writes_the_address_and_the_api_query(ui):
     ui.sign_in('#/issues', view='issues')
     page = ui.page
     page.select_option('select[name="project"]', 'AWPCA')
-    page.select_option('select[name="neighbor"]', 'false')
-    page.fill('input[name="status"]', 'В работе')
+    page.fill('input[name="jql"]', 'status = "в работе" AND labels = AWPCA')
     with page.expect_request(lambda r: r.url.startswith(ui.origin + '/issues?')) as request:
-        page.click('form.filters button[type="submit"]')
+        page.click('form.jql-form button[type="submit"]')
     ui.wait('issues')
-    assert page.url.endswith('#/issues?project=AWPCA&neighbor=false&status=%D0%92+%D1%80%D0%B0%D0%B1%D0%BE%D1%82%D0%B5')
-    assert 'neighbor=false' in request.value.url and 'project=AWPCA' in request.value.url
+    assert page.url.endswith('#/issues?project=AWPCA&jql=status+%3D+%22%D0%B2+%D1%80%D0%B0%D0%B1%D0%BE%D1%82%D0%B5'
+                             '%22+AND+labels+%3D+AWPCA')
+    assert 'project=AWPCA' in request.value.url and 'jql=status' in request.value.url
     assert sorted(column(page, 'Ключ')) == ['AURORA-1', 'AURORA-100']
-    for name in ('assignee', 'q', 'text', 'updated_since'):
-        field = page.locator(f'[name="{name}"]')
-        assert page.locator(f'label[for="{field.get_attribute("id")}"]').count() == 1
+    field = page.locator('[name="jql"]')
+    assert page.locator(f'label[for="{field.get_attribute("id")}"]').count() == 1
+
+
+def test_an_address_of_the_old_filters_shows_the_same_list_as_jql(ui):
+    ui.sign_in('#/issues?project=AWPCA&neighbor=false&status=%D0%92+%D1%80%D0%B0%D0%B1%D0%BE%D1%82%D0%B5',
+               view='issues')
+    page = ui.page
+    assert page.input_value('input[name="jql"]') == 'labels = "AWPCA" AND status = "В работе"'
+    assert '#/issues?project=AWPCA&jql=labels' in page.url
+    assert sorted(column(page, 'Ключ')) == ['AURORA-1', 'AURORA-100']
 
 
 def test_issue_list_pages_by_cursor(ui):
@@ -186,10 +203,10 @@ def test_issue_card_shows_fields_links_comments_attachments_sprints_and_history(
     assert inward.all_inner_texts() == ['AURORA-3'] and inward.get_attribute('href') == '#/issues/AURORA-3'
     comment = page.locator('.comment').first
     assert 'Первый комментарий' in comment.inner_text()
-    # time in the browser's zone (Moscow), the UTC value on hover
+    # relative to now; on hover the exact time in the browser's zone (Moscow) and in UTC
     moment = comment.locator('time')
-    assert moment.inner_text() == '22.10.2026, 09:00:00'
-    assert moment.get_attribute('title') == '2026-10-22 06:00:00 UTC'
+    assert moment.get_attribute('title') == '22.10.2026, 09:00:00 (2026-10-22 06:00:00 UTC)'
+    assert moment.get_attribute('datetime') == '2026-10-22T06:00:00.000Z'
     attachments = page.locator('section:has(h2:text-is("Вложения")) tbody tr')
     assert attachments.count() == 2
     assert 'в хабе' in attachments.nth(0).inner_text()
@@ -213,7 +230,7 @@ def test_jira_text_with_markup_shows_literally_and_executes_nothing(ui):
     assert page.locator('.comment .author').inner_text() == '<b>автор</b>'
     history = page.locator('section:has(h2:text-is("Журнал изменений")) tbody')
     assert XSS_SUMMARY in history.inner_text()
-    ui.go('#/issues?q=AURORA-66', 'issues')
+    ui.go('#/issues?jql=key+%3D+AURORA-66', 'issues')
     assert page.locator('main td .summary').inner_text() == XSS_SUMMARY
     assert page.locator('main img, main script, main b').count() == 0
     assert page.evaluate('window.__pwned') is None
@@ -279,24 +296,23 @@ def test_fetch_button_asks_the_agent_to_download_an_attachment(ui):
 # --- board ------------------------------------------------------------------------------------------------
 
 def test_board_shows_columns_with_own_issues_done_column_and_sprint_filter(ui):
-    ui.sign_in('#/board/AWPCA', view='board')
+    ui.sign_in('#/board/AWPCA?sprint=all', view='board')
     page = ui.page
     columns = page.locator('.board-column')
     assert columns.count() == 3
-    keys = [sorted(columns.nth(i).locator('li').all_inner_texts()) for i in range(3)]
+    keys = [sorted(columns.nth(i).locator('li a.key').all_inner_texts()) for i in range(3)]
     assert keys == [['AURORA-10', 'AURORA-66'], ['AURORA-1', 'AURORA-100', 'AURORA-3'],
                     ['AURORA-11', 'AURORA-2']]
     assert columns.nth(2).get_attribute('class') == 'board-column done'
     assert 'готово' in columns.nth(2).locator('h2').inner_text()
     sprints = page.locator('section:has(h2:text-is("Спринты")) tbody tr')
     assert sprints.count() == 2
-    ui.screenshot('board')
-    page.select_option('select[name="sprint"]', '101')
+    page.select_option('select[name="sprint"]', '102')
     page.click('form.filters button[type="submit"]')
     ui.wait('board')
-    assert page.url.endswith('#/board/AWPCA?sprint=101')
-    keys = [sorted(columns.nth(i).locator('li').all_inner_texts()) for i in range(3)]
-    assert keys == [[], ['AURORA-1'], ['AURORA-2']]
+    assert page.url.endswith('#/board/AWPCA?sprint=102')
+    keys = [sorted(columns.nth(i).locator('li a.key').all_inner_texts()) for i in range(3)]
+    assert keys == [[], ['AURORA-3'], []]
 
 
 # --- batches ------------------------------------------------------------------------------------------------
@@ -412,11 +428,10 @@ def test_new_batch_form_queues_refreshes_transitions_and_new_issues(ui):
 def test_changes_feed_lists_changes_with_filters(ui):
     ui.sign_in('#/changes', view='changes')
     page = ui.page
-    assert column(page, 'Задача') == ['AURORA-1', 'AURORA-66']
-    assert column(page, 'Поле') == ['статус', 'сводка']
-    first = page.locator('main tbody tr').first.locator('time')
-    assert first.inner_text() == '22.10.2026, 09:30:00'
-    assert first.get_attribute('title') == '2026-10-22 06:30:00 UTC'
+    assert column(page, 'Задача') == ['AURORA-66', 'AURORA-1']  # newest first
+    assert column(page, 'Поле') == ['сводка', 'статус']
+    last = page.locator('main tbody tr').last.locator('time')
+    assert last.get_attribute('title') == '22.10.2026, 09:30:00 (2026-10-22 06:30:00 UTC)'
     ui.screenshot('changes')
     page.fill('input[name="key"]', 'AURORA-66')
     page.click('form.filters button[type="submit"]')
@@ -477,10 +492,10 @@ def test_the_pages_work_with_the_keyboard(ui):
             break
     page.keyboard.press('Enter')
     ui.wait('issues')
-    # the filter form submits with Enter from a field
-    page.focus('input[name="q"]')
-    page.keyboard.type('AURORA-10')
+    # the query form submits with Enter from its field
+    page.focus('input[name="jql"]')
+    page.keyboard.type('key in (AURORA-100, AURORA-10)')
     page.keyboard.press('Enter')
     ui.wait('issues')
-    assert 'q=AURORA-10' in page.url
+    assert 'jql=key+in' in page.url
     assert column(page, 'Ключ') == ['AURORA-10', 'AURORA-100']

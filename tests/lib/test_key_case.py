@@ -25,7 +25,7 @@ def mirrored(hub, claimed_refresh):
 def test_card_and_changes_find_a_key_typed_in_any_case(mirrored, typed):
     card = reads.issue_card(mirrored, typed)
     assert card['key'] == 'AURORA-1' and card['links']['outward'] == [
-        {'type': 'Blocks', 'key': 'AURORA-2'}]
+        {'type': 'Blocks', 'key': 'AURORA-2', 'summary': 'Отчёт', 'status': None}]
     assert [item['key'] for item in reads.issue_changes(mirrored, typed)['items']] == ['AURORA-1']
     assert [item['key'] for item in reads.change_feed(mirrored, key=typed)['items']] == ['AURORA-1']
 

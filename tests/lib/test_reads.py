@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.timing import query_plans
 from hublib import NotFoundError, ValidationError, history, mirror, paging, projects, reads, settings
 from tests.support.hubs import project_slice
 
@@ -115,7 +116,8 @@ def test_unknown_project_and_issue(mirrored):
 
 def test_card_links_both_ways(mirrored):
     card = reads.issue_card(mirrored, 'AURORA-3')
-    assert card['links'] == {'outward': [{'type': 'Relates', 'key': 'AURORA-10'}], 'inward': []}
+    assert card['links'] == {'outward': [{'type': 'Relates', 'key': 'AURORA-10', 'summary': 'Ещё',
+                                          'status': None}], 'inward': []}
     assert card['comments'] == [] and card['attachments'] == [] and card['sprints'] == []
     assert card['note'] is None
 
@@ -140,6 +142,80 @@ def test_change_feed_skips_rows_without_time_and_pages_stably(mirrored):
     assert reads.change_feed(mirrored, project='LONELY')['items'] == []
     assert len(reads.change_feed(mirrored, project='STOCKS_DRRK')['items']) == 20
     assert len(reads.issue_changes(mirrored, 'AURORA-1', limit=1000)['items']) == 20
+
+
+def test_change_feed_pages_newest_first_as_it_pages_oldest_first(mirrored):
+    history.ingest_history(mirrored, 'jira', None, [
+        {'history_id': str(7000 + n), 'seq': s, 'key': 'AURORA-1',
+         'created': f'2026-10-22T0{n % 4}:00:00Z'} for n in range(7) for s in range(2)])
+
+    def walk(order):
+        seen, cursor = [], None
+        for _ in range(10):  # 14 rows, 4 a page: four pages
+            page = reads.change_feed(mirrored, order=order, limit=4, cursor=cursor)
+            seen += [(c['at'], c['history_id'], c['seq']) for c in page['items']]
+            cursor = page['next_cursor']
+            if cursor is None:
+                return seen
+        pytest.fail(f'paging did not end: {seen}')
+
+    oldest_first = walk('asc')
+    assert len(oldest_first) == 14 and oldest_first == sorted(oldest_first)
+    assert walk('desc') == oldest_first[::-1]
+    with pytest.raises(ValidationError) as caught:
+        reads.change_feed(mirrored, order='newest')
+    assert list(caught.value.fields) == ['order']
+
+
+def test_change_feed_newest_first_walks_the_time_index_backwards(mirrored):
+    plans = query_plans(mirrored.db.connection(), lambda: reads.change_feed(
+        mirrored, order='desc', limit=10, cursor=paging.encode_cursor(['2026-10-22T09:00:00+00:00', 'x', 0])))
+    (sql, plan), = plans
+    # a range of the `at` index from the cursor down; only ties of one moment are sorted
+    assert plan[0].startswith('SEARCH') and 'USING INDEX issue_change_at (at>? AND at<?)' in plan[0], plan
+    assert not any('TEMP B-TREE FOR ORDER BY' in line for line in plan), plan
+
+
+def test_board_cards_are_the_column_issues_with_their_card_fields(mirrored, claimed_refresh):
+    mirror.ingest_boards(mirrored, 'jira', None, [{'board_id': 7, 'type': 'kanban', 'columns': [
+        {'name': 'Открыта', 'statuses': ['Открыта']},
+        {'name': 'Готово', 'statuses': ['Готово']}]}])
+    with mirrored.write():
+        mirrored.db.execute_sql("UPDATE jira_project SET board_id = 7 WHERE label = 'AWPCA'")
+    mirror.ingest_state(mirrored, 'jira', claimed_refresh(mirrored), [
+        {'key': 'AURORA-2', 'labels': ['AWPCA'], 'summary': 'Отчёт', 'assignee': 'ivanov',
+         'status': 'Готово', 'priority': 'Высокий', 'issue_type': 'Ошибка'},
+        {'key': 'AURORA-3', 'labels': ['AWPCA'], 'summary': 'Выгрузка', 'status': 'Открыта'},
+        {'key': 'AURORA-9', 'labels': ['AWPCA'], 'summary': 'Эпик остатков', 'status': 'Нигде'}])
+    board = reads.project_board(mirrored, 'AWPCA')
+    assert [(c['issues'], c['cards']) for c in board['columns']] == [
+        (['AURORA-3'], [{'key': 'AURORA-3', 'summary': 'Выгрузка', 'issue_type': None,
+                         'priority': None, 'assignee': None, 'status': 'Открыта'}]),
+        (['AURORA-2'], [{'key': 'AURORA-2', 'summary': 'Отчёт', 'issue_type': 'Ошибка',
+                         'priority': 'Высокий', 'assignee': 'ivanov', 'status': 'Готово'}])]
+
+
+def test_board_of_one_sprint_and_cards_for_the_first_of_a_long_column(mirrored, claimed_refresh):
+    mirror.ingest_boards(mirrored, 'jira', None, [{'board_id': 7, 'type': 'scrum', 'columns': [
+        {'name': 'Открыта', 'statuses': ['Открыта']}, {'name': 'Готово', 'statuses': ['Готово']}],
+        'sprints': [{'id': 11, 'name': 'Спринт', 'state': 'active'}]}])
+    with mirrored.write():
+        mirrored.db.execute_sql("UPDATE jira_project SET board_id = 7 WHERE label = 'AWPCA'")
+    count = reads.CARDS_PER_COLUMN + 5
+    mirror.ingest_state(mirrored, 'jira', claimed_refresh(mirrored), [
+        {'key': f'AURORA-{100 + n}', 'labels': ['AWPCA'], 'summary': f'№{n}', 'status': 'Открыта',
+         'sprint_ids': [11] if n % 50 == 0 else []} for n in range(count)])
+    column = reads.project_board(mirrored, 'AWPCA')['columns'][0]
+    assert len(column['issues']) == count  # the fixture's own issues have no status: not shown
+    assert [card['key'] for card in column['cards']] == column['issues'][:reads.CARDS_PER_COLUMN]
+    sprint = reads.project_board(mirrored, 'AWPCA', sprint=11)['columns']
+    assert [c['issues'] for c in sprint] == [['AURORA-100', 'AURORA-150', 'AURORA-200',
+                                              'AURORA-250', 'AURORA-300'], []]
+    assert [c['summary'] for c in sprint[0]['cards']] == ['№0', '№50', '№100', '№150', '№200']
+    assert reads.project_board(mirrored, 'AWPCA', sprint=99)['columns'][0]['issues'] == []
+    with pytest.raises(ValidationError) as caught:
+        reads.project_board(mirrored, 'AWPCA', sprint=0)
+    assert list(caught.value.fields) == ['sprint']
 
 
 def test_sync_runs(mirrored):
@@ -172,3 +248,13 @@ def test_slice_pages_and_feed_follow_the_slice(mirrored, claimed_refresh, label)
                                  'AURORA-20', 'AURORA-21', 'AURORA-22', 'AURORA-404'])])
     feed = reads.change_feed(mirrored, project=label)
     assert {item['key'] for item in feed['items']} == set(expected)
+
+
+def test_facets_count_issues_once_per_label_and_an_empty_text_as_no_value(mirrored):
+    with mirrored.write():
+        mirrored.db.execute_sql("UPDATE issue SET labels = '[\"AWPCA\", \"AWPCA\", \"x\"]', assignee = '' "
+                                "WHERE key = 'AURORA-2'")
+        mirrored.db.execute_sql("UPDATE issue SET labels = 'не JSON' WHERE key = 'AURORA-3'")
+    facets = reads.issue_facets(mirrored, jql='key in (AURORA-2, AURORA-3, AURORA-9)')
+    assert facets['labels'] == [{'value': 'AWPCA', 'count': 2}, {'value': 'x', 'count': 1}]
+    assert facets['assignee'] == [{'value': None, 'count': 3}]

@@ -26,6 +26,7 @@ SEARCH_ONLY = {'snippet'}  # only full-text search results carry it
     (outputs.SyncRunList, mirror.SyncRunListSchema, set()),
     (outputs.Board, mirror.BoardSchema, set()),
     (outputs.BoardColumn, mirror.BoardColumnSchema, set()),
+    (outputs.BoardCard, mirror.BoardCardSchema, set()),
     (outputs.Sprint, mirror.SprintOutSchema, set()),
     (outputs.SprintList, mirror.SprintListSchema, set()),
     (outputs.Project, projects.ProjectSchema, set()),

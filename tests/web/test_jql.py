@@ -89,6 +89,15 @@ def test_bounded_ranking_says_ranked_within_over_http(mirrored, client, client_h
     assert listed['properties']['ranked_within']['type'] == 'integer'
 
 
+@pytest.mark.parametrize('jql', [None, 'ORDER BY status DESC'])
+def test_the_count_of_a_whole_slice_is_its_list_with_neighbours(mirrored, client, client_headers,
+                                                                jql):
+    params = {'project': 'AWPCA', **({'jql': jql} if jql else {})}
+    listed = get(client, client_headers, '/issues', limit='1000', **params).json['items']
+    assert any(item['neighbor'] for item in listed) and not all(item['neighbor'] for item in listed)
+    assert get(client, client_headers, '/issues/count', **params).json == {'count': len(listed)}
+
+
 def test_facets_count_within_the_query(mirrored, client, client_headers):
     facets = get(client, client_headers, '/issues/facets', jql='project = AURORA').json
     assert facets['status'] == [

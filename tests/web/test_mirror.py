@@ -125,9 +125,11 @@ def test_scenario_state_replaces_links(aurora, protocol, client, agent_headers, 
         ('AURORA-1', 'AURORA-2', 'Blocks'), ('AURORA-1', 'AURORA-3', 'Cloners'),
         ('AURORA-5', 'AURORA-1', 'Relates')]
     got = card(client, client_headers, 'AURORA-1')['links']
-    assert got == {'outward': [{'type': 'Blocks', 'key': 'AURORA-2'},
-                               {'type': 'Cloners', 'key': 'AURORA-3'}],
-                   'inward': [{'type': 'Relates', 'key': 'AURORA-5'}]}
+    # each link carries the linked issue's summary and status; null when it is not mirrored
+    assert got == {'outward': [{'type': 'Blocks', 'key': 'AURORA-2', 'summary': None, 'status': None},
+                               {'type': 'Cloners', 'key': 'AURORA-3', 'summary': None, 'status': None}],
+                   'inward': [{'type': 'Relates', 'key': 'AURORA-5', 'summary': 'Задача AURORA-5',
+                               'status': 'В работе'}]}
 
 
 def test_inward_link_inserted_only_when_missing(aurora, protocol, client, agent_headers):
@@ -666,6 +668,18 @@ def test_change_feed_order_filters_and_pages(two_projects, client, agent_headers
     assert ids(key='AURORA-1') == [('6001', 0), ('6001', 1)]
     assert ids(field='assignee') == [('6001', 1)]
     assert ids(project='STOCKS_DRRK') == [('6001', 0), ('6001', 1), ('6002', 0)]
+    # newest first (contract §15a), paged by cursor in that order
+    assert ids(order='desc') == [('6003', 0), ('6002', 0), ('6001', 1), ('6001', 0)]
+    assert ids(order='desc', key='AURORA-1') == [('6001', 1), ('6001', 0)]
+    page = client.simulate_get('/changes', headers=client_headers,
+                               params={'order': 'desc', 'limit': 3}).json
+    rest = client.simulate_get('/changes', headers=client_headers,
+                               params={'order': 'desc', 'limit': 3, 'cursor': page['next_cursor']}).json
+    assert [(c['history_id'], c['seq']) for c in page['items'] + rest['items']] == [
+        ('6003', 0), ('6002', 0), ('6001', 1), ('6001', 0)]
+    assert rest['next_cursor'] is None
+    bad = client.simulate_get('/changes', headers=client_headers, params={'order': 'newest'})
+    assert bad.status_code == 422 and list(bad.json['fields']) == ['order']
     one = client.simulate_get('/issues/AURORA-1/changes', headers=client_headers).json
     assert [(c['history_id'], c['seq'], c['field']) for c in one['items']] == [
         ('6001', 0, 'status'), ('6001', 1, 'assignee')]
@@ -738,6 +752,12 @@ def test_scenario_board_columns(aurora, protocol, client, agent_headers, client_
     assert board['done_statuses'] == ['Готово', 'Протестировано', 'Снято']
     assert [(c['name'], c['issues']) for c in board['columns']] == [
         ('К выполнению', ['AURORA-2']), ('В работе', []), ('Готово', ['AURORA-1'])]
+    # beside the keys, the same issues as cards with what a board card shows (contract §15a)
+    assert [c['cards'] for c in board['columns']] == [
+        [{'key': 'AURORA-2', 'summary': 'Задача AURORA-2', 'issue_type': 'Задача',
+          'priority': None, 'assignee': None, 'status': 'Backlog'}], [],
+        [{'key': 'AURORA-1', 'summary': 'Задача AURORA-1', 'issue_type': 'Задача',
+          'priority': None, 'assignee': None, 'status': 'Протестировано'}]]
     assert 'Протестировано' in board['done_statuses'] and 'Backlog' not in board['done_statuses']
 
 

@@ -14,6 +14,18 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * No answer at all (the browser's «Failed to fetch»: the hub is stopped or the network is down);
+ * an ApiError with status 0, so every view shows it where it shows the hub's own errors.
+ */
+export class Unreachable extends ApiError {
+  constructor() {
+    super(0, {title: 'Хаб недоступен',
+      description: 'хаб недоступен: нет ответа по сети. Проверьте, что sdlc-hub serve запущен, '
+        + 'и повторите.'});
+  }
+}
+
 /** Thrown after a 401: the page has gone back to the sign-in form; views just stop. */
 export class SignedOut extends Error {}
 
@@ -75,12 +87,24 @@ async function send(method, path, {query, body, bearer = token()} = {}) {
     init.body = JSON.stringify(body);
   }
   const address = withQuery(path, query);
-  if (method === 'GET') return fetch(address, init);
-  const request = `${method} ${address}\n${init.body ?? ''}`;
-  headers['Idempotency-Key'] = keyFor(request);
-  const response = await fetch(address, init);  // a network error keeps the key for the retry
-  if (response.status < 500) openKeys.delete(request);
-  return response;
+  if (method !== 'GET') {
+    const request = `${method} ${address}\n${init.body ?? ''}`;
+    headers['Idempotency-Key'] = keyFor(request);
+    const response = await reach(address, init);  // a network error keeps the key for the retry
+    if (response.status < 500) openKeys.delete(request);
+    return response;
+  }
+  return reach(address, init);
+}
+
+/** fetch, with «no answer at all» as Unreachable instead of the browser's «Failed to fetch». */
+async function reach(address, init) {
+  try {
+    return await fetch(address, init);
+  } catch (error) {
+    if (error.name === 'AbortError') throw error;
+    throw new Unreachable();
+  }
 }
 
 async function errorBody(response) {

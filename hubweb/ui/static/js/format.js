@@ -1,10 +1,34 @@
-// Times in the browser's time zone (UTC value on hover), sizes and the Russian names of states.
+// Times relative to now (exact local time and UTC on hover), Russian plurals, sizes and the
+// Russian names of states.
 import {h} from './dom.js';
 
 const LOCAL = new Intl.DateTimeFormat('ru-RU', {
   year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit',
   second: '2-digit'});
+const RELATIVE = new Intl.RelativeTimeFormat('ru', {numeric: 'auto'});
+const PLURAL = new Intl.PluralRules('ru');
+const NUMBER = new Intl.NumberFormat('ru-RU');
 const pad = (n) => String(n).padStart(2, '0');
+// [unit, seconds in it, up to how many seconds this unit is used]
+const UNITS = [['second', 1, 45], ['minute', 60, 45 * 60], ['hour', 3600, 22 * 3600],
+  ['day', 86400, 26 * 86400], ['month', 30 * 86400, 320 * 86400], ['year', 365 * 86400, Infinity]];
+
+/**
+ * A count with its noun in the right Russian form: plural(5, ['задача', 'задачи', 'задач']) is
+ * «5 задач» (Intl.PluralRules('ru'): one / few / many; a fraction takes the «few» form).
+ */
+export function plural(count, [one, few, many]) {
+  const form = {one, few, many}[PLURAL.select(count)] ?? few;
+  return `${NUMBER.format(count)} ${form}`;
+}
+
+/** «2 дня назад», «через 3 часа», «только что» for a Date. */
+export function relative(moment, now = Date.now()) {
+  const seconds = (moment.getTime() - now) / 1000;
+  if (Math.abs(seconds) < 45) return 'только что';
+  const [unit, size] = UNITS.find(([, , upTo]) => Math.abs(seconds) < upTo);
+  return RELATIVE.format(Math.round(seconds / size), unit);
+}
 
 /**
  * A Date from a hub time (`2026-10-22T06:00:00+00:00`) or a Jira time as stored
@@ -28,12 +52,29 @@ export function utcText(moment) {
     + `${pad(moment.getUTCHours())}:${pad(moment.getUTCMinutes())}:${pad(moment.getUTCSeconds())} UTC`;
 }
 
-/** <time> in local time with the UTC value in its title; the raw text when it is not a time. */
+/** The exact moment as shown on hover: local time, then UTC. */
+export function exactText(moment) {
+  return `${LOCAL.format(moment)} (${utcText(moment)})`;
+}
+
+/**
+ * <time> relative to now («2 дня назад») with the exact local time and UTC in its title; the raw
+ * text when it is not a time. refreshTimes() keeps the relative texts current.
+ */
 export function time(text) {
   if (text === null || text === undefined || text === '') return '—';
   const moment = parseTime(text);
   if (!moment) return String(text);
-  return h('time', {datetime: moment.toISOString(), title: utcText(moment)}, LOCAL.format(moment));
+  return h('time', {datetime: moment.toISOString(), title: exactText(moment)}, relative(moment));
+}
+
+/** Rewrite every relative time under `root` for the present moment. */
+export function refreshTimes(root) {
+  const now = Date.now();
+  for (const element of root.querySelectorAll('time[datetime]')) {
+    const moment = new Date(element.getAttribute('datetime'));
+    if (!Number.isNaN(moment.getTime())) element.textContent = relative(moment, now);
+  }
 }
 
 /** A Jira date (`2026-12-01`) as `01.12.2026`; no time zone applies to a date. */
@@ -97,7 +138,15 @@ export function badge(text, kind) {
   return h('span', {class: `badge badge-${kind}`}, text);
 }
 
-export function batchStatus(status) {
+/**
+ * A batch's status badge. A finished batch with failed or skipped commands says «завершён с
+ * ошибками» (the API status stays `done`, contract §9.1).
+ */
+export function batchStatus(batch) {
+  const {status, counts: values} = batch;
+  if (status === 'done' && values && (values.failed || values.skipped)) {
+    return badge('завершён с ошибками', 'done-with-errors');
+  }
   return badge(BATCH_STATUS[status] || status, status);
 }
 
@@ -105,9 +154,19 @@ export function commandStatus(status) {
   return badge(COMMAND_STATUS[status] || status, status);
 }
 
-/** "2 в очереди · 1 выполнена" from a batch's counts, zeros left out. */
+// A count of commands in a state, in the form its number takes: «1 выполнена», «6 выполнено».
+const COUNT_FORMS = {
+  queued: ['в очереди', 'в очереди', 'в очереди'],
+  claimed: ['выдана агенту', 'выданы агенту', 'выдано агенту'],
+  done: ['выполнена', 'выполнены', 'выполнено'],
+  confirmed_by_state: ['подтверждена состоянием', 'подтверждены состоянием', 'подтверждено состоянием'],
+  failed: ['с ошибкой', 'с ошибкой', 'с ошибкой'],
+  skipped: ['пропущена', 'пропущены', 'пропущено'],
+  cancelled: ['отменена', 'отменены', 'отменено']};
+
+/** "2 в очереди · 6 выполнено" from a batch's counts, zeros left out. */
 export function counts(values) {
   const parts = COUNT_ORDER.filter((name) => values && values[name])
-    .map((name) => `${values[name]} ${COMMAND_STATUS[name]}`);
+    .map((name) => plural(values[name], COUNT_FORMS[name]));
   return parts.length ? parts.join(' · ') : 'нет команд';
 }

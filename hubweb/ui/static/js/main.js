@@ -3,10 +3,14 @@
 // #/batches/<id>, #/new-batch, #/changes.
 import {ApiError, SignedOut, setSignedOutHandler, signOut, token, tryToken} from './api.js';
 import {field, fill, h, message} from './dom.js';
+import {refreshTimes} from './format.js';
+import {installGoto} from './goto.js';
+import {forgetPeople} from './people.js';
 import {routeOf} from './routes.js';
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
+const gotoForm = document.getElementById('goto');
 const signOutButton = document.getElementById('sign-out');
 let renderSeq = 0;
 let signInNotice = null;
@@ -48,6 +52,10 @@ function errorView(error) {
   if (error instanceof ApiError && error.status === 404) {
     return [h('h1', {}, 'Не найдено'), message(error.message)];
   }
+  if (error instanceof ApiError && error.status === 0) {
+    return [h('h1', {}, 'Хаб недоступен'), message(error.message),
+      h('p', {}, h('button', {type: 'button', onclick: () => render()}, 'Повторить'))];
+  }
   const text = error instanceof ApiError ? `${error.body.title || 'Ошибка'}: ${error.message}`
     : `Ошибка страницы: ${error.message}`;
   return [h('h1', {}, 'Ошибка'), message(text)];
@@ -60,6 +68,7 @@ async function render() {
     return;
   }
   nav.hidden = false;
+  gotoForm.hidden = false;
   signOutButton.hidden = false;
   const {path, query} = parseHash();
   markNav(path);
@@ -86,6 +95,7 @@ async function render() {
 function showSignIn() {
   renderSeq += 1;
   nav.hidden = true;
+  gotoForm.hidden = true;
   signOutButton.hidden = true;
   const tokenField = field('Токен клиента', 'token', {
     type: 'password', required: true, attrs: {autocomplete: 'off', spellcheck: 'false'},
@@ -106,7 +116,8 @@ function showSignIn() {
       signInNotice = null;
       render();
     } catch (error) {
-      const text = !(error instanceof ApiError) ? `хаб не ответил: ${error.message}`
+      const text = !(error instanceof ApiError) ? `ошибка страницы: ${error.message}`
+        : error.status === 0 ? error.message
         : error.status === 401 ? 'неверный токен'
         : error.status === 403 ? 'это токен агента; нужен токен клиента'
         : error.message;
@@ -127,9 +138,12 @@ function showSignIn() {
 }
 
 setSignedOutHandler((reason) => {
+  forgetPeople();
   signInNotice = reason;
   showSignIn();
 });
 signOutButton.addEventListener('click', () => signOut('Вы вышли.'));
+installGoto(gotoForm);
 window.addEventListener('hashchange', render);
+setInterval(() => refreshTimes(main), 60_000);  // «2 минуты назад» stays true while the page is open
 render();

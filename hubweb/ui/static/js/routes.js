@@ -1,16 +1,20 @@
 // Hash path -> view. Each view is `async (context) => content` where context has `query` (the
-// address's parameters), `args` (the path's captured parts) and `isCurrent()`.
+// address's parameters), `args` (the path's captured parts) and `isCurrent()`. A view's module
+// (and what only it imports: the markup renderer, the card's actions) loads when the view first
+// opens, so the first load carries the page's frame and the view it opens on.
 import {h} from './dom.js';
-import board from './views/board.js';
-import batch from './views/batch.js';
-import batches from './views/batches.js';
-import changes from './views/changes.js';
-import command from './views/command.js';
-import issue from './views/issue.js';
-import issues from './views/issues.js';
-import newBatch from './views/new-batch.js';
-import overview from './views/overview.js';
-import projects from './views/projects.js';
+
+const lazy = (path) => (context) => import(path).then((module) => module.default(context));
+const board = lazy('./views/board.js');
+const batch = lazy('./views/batch.js');
+const batches = lazy('./views/batches.js');
+const changes = lazy('./views/changes.js');
+const command = lazy('./views/command.js');
+const issue = lazy('./views/issue.js');
+const issues = lazy('./views/issues.js');
+const newBatch = lazy('./views/new-batch.js');
+const overview = lazy('./views/overview.js');
+const projects = lazy('./views/projects.js');
 
 const ROUTES = [
   ['overview', /^\/$/, overview],

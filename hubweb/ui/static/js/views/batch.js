@@ -3,7 +3,7 @@
 import {get, post, seg} from '../api.js';
 import {details, fill, h, message, table, valueList} from '../dom.js';
 import {COMMAND_TYPE, batchStatus, commandStatus, counts, seconds, time} from '../format.js';
-import {batchLink, rememberedAuthor, section} from './common.js';
+import {REFRESH_SECONDS, autoRefresh, batchLink, rememberedAuthor, section} from './common.js';
 
 const OPEN = new Set(['queued', 'running']);
 
@@ -27,7 +27,7 @@ function commandsTable(batch, highlighted) {
 
 function summary(batch) {
   return details([
-    ['Статус', batchStatus(batch.status)],
+    ['Статус', batchStatus(batch)],
     ['Автор', batch.author],
     ['Проект', batch.project],
     ['Создан', time(batch.created_at)],
@@ -63,6 +63,11 @@ function cancelControls(batch, refresh) {
       const updated = await post(`/batches/${seg(batch.id)}/cancel`);
       refresh(updated, 'Пакет отменён.');
     } catch (error) {
+      if (error.status === 409) {
+        // the agent finished it meanwhile (409 «пакет уже завершён»): show it as it is now
+        refresh(await get(`/batches/${seg(batch.id)}`), `Отменять нечего: ${error.message}.`);
+        return;
+      }
       status.replaceChildren(message(`Не удалось отменить: ${error.message}`));
       confirm.disabled = false;
     }
@@ -88,19 +93,40 @@ function retryControls(batch) {
   return h('div', {class: 'retry'}, retry, status);
 }
 
-export default async function batch({args: [id], query}) {
+export default async function batch(context) {
+  const {args: [id], query} = context;
   const data = await get(`/batches/${seg(id)}`);
   const root = h('div', {});
+  const facts = h('div', {});
+  const commands = h('div', {});
+  let shownOpen = null;
+  // the summary and the commands are redrawn in place; the controls when the batch finishes
+  const update = (current) => {
+    if (shownOpen !== null && shownOpen !== OPEN.has(current.status)) {
+      draw(current);
+      return;
+    }
+    fill(facts, summary(current));
+    fill(commands, commandsTable(current, query.command));
+  };
   const draw = (current, notice = null) => {
+    shownOpen = OPEN.has(current.status);
     fill(root,
       h('h1', {tabindex: '-1'}, `Пакет №${current.id}: `, h('span', {class: 'summary'}, current.title)),
       notice ? message(notice, 'ok') : null,
-      summary(current),
-      cancelControls(current, draw),
-      retryControls(current),
-      section('Команды', commandsTable(current, query.command)));
+      facts, cancelControls(current, draw), retryControls(current),
+      section('Команды', commands));
+    update(current);
     if (notice) root.querySelector('h1').focus();
   };
   draw(data);
+  if (OPEN.has(data.status)) {
+    // the agent works on it: follow its reports without a reload until the batch is finished
+    root.append(autoRefresh(context, async () => {
+      const current = await get(`/batches/${seg(id)}`);
+      update(current);
+      return OPEN.has(current.status) ? REFRESH_SECONDS : null;
+    }, REFRESH_SECONDS));
+  }
   return root;
 }

@@ -1,34 +1,49 @@
-// #/board/<label>?sprint=<id> — the project's board: columns with its own issues, the done
-// column marked, a sprint filter, and the sprints with their done counts.
+// #/board/<label>?sprint=<id>|all — the project's board: columns of cards (key, summary, type,
+// priority, assignee) of its own issues, the done column marked; it opens on the active sprint,
+// with a control to choose another sprint or the whole board; the sprints with their done counts.
 import {get, seg} from '../api.js';
 import {field, h, table} from '../dom.js';
-import {SPRINT_STATE, badge, time} from '../format.js';
+import {SPRINT_STATE, badge, plural, time} from '../format.js';
+import {person} from '../people.js';
 import {address, filterForm, issueLink, section} from './common.js';
 
-const SHOWN = 200;  // keys drawn per column before «показать все»
+const ISSUES = ['задача', 'задачи', 'задач'];
+const WHOLE_BOARD = 'all';
 
-function keyList(keys) {
-  const list = h('ul', {class: 'board-keys'});
-  const draw = (count) => list.replaceChildren(...keys.slice(0, count).map((k) => h('li', {}, issueLink(k))));
-  draw(SHOWN);
-  if (keys.length <= SHOWN) return list;
-  const more = h('button', {type: 'button', class: 'secondary'}, `Показать все (${keys.length})`);
+function card(c) {
+  return h('li', {class: 'card'},
+    h('p', {class: 'card-head'}, issueLink(c.key),
+      c.issue_type ? h('span', {class: 'card-type'}, c.issue_type) : null),
+    h('p', {class: 'card-summary'}, c.summary || '—'),
+    h('p', {class: 'card-meta'},
+      h('span', {class: 'card-priority', title: 'Приоритет'}, c.priority || 'без приоритета'),
+      h('span', {class: 'card-assignee', title: 'Исполнитель'},
+        c.assignee ? person(c.assignee) : 'не назначена')));
+}
+
+/** The column's cards, then its other keys (the API gives cards for the first ones) on demand. */
+function cardList(col) {
+  const list = h('ul', {class: 'board-cards'}, col.cards.map(card));
+  const rest = col.issues.slice(col.cards.length);
+  if (!rest.length) return list;
+  const more = h('button', {type: 'button', class: 'secondary'},
+    `Показать остальные: ${plural(rest.length, ISSUES)}`);
   more.addEventListener('click', () => {
-    draw(keys.length);
+    list.append(...rest.map((key) => h('li', {class: 'card card-key'}, issueLink(key))));
     more.remove();
   });
   return [list, more];
 }
 
-function column(col, index, total, members) {
+function column(col, index, total) {
   const done = index === total - 1;
-  const keys = members ? col.issues.filter((k) => members.has(k)) : col.issues;
+  const count = plural(col.issues.length, ISSUES);
   return h('section', {class: done ? 'board-column done' : 'board-column',
-    'aria-label': `${col.name}${done ? ' (готово)' : ''}: ${keys.length}`},
-    h('h2', {}, col.name || 'без имени', ' ', h('span', {class: 'count'}, String(keys.length)),
+    'aria-label': `${col.name}${done ? ' (готово)' : ''}: ${count}`},
+    h('h2', {}, col.name || 'без имени', ' ', h('span', {class: 'count'}, count),
       done ? [' ', badge('готово', 'done')] : null),
     h('p', {class: 'statuses'}, (col.statuses || []).join(', ') || 'статусов нет'),
-    keys.length ? keyList(keys) : h('p', {class: 'empty'}, 'Пусто.'));
+    col.issues.length ? cardList(col) : h('p', {class: 'empty'}, 'Пусто.'));
 }
 
 function sprintTable(items) {
@@ -44,12 +59,18 @@ function sprintTable(items) {
   ], items, {empty: 'У доски нет спринтов.', hideCaption: true});
 }
 
+/** The sprint the board shows: the one in the address, else the active one; null = whole board. */
+function chosenSprint(sprints, wanted) {
+  if (wanted === WHOLE_BOARD) return null;
+  if (wanted) return sprints.find((s) => String(s.sprint_id) === wanted) || null;
+  return sprints.find((s) => s.state === 'active') || null;
+}
+
 export default async function board({args: [label], query}) {
-  const [data, sprints] = await Promise.all([
-    get(`/projects/${seg(label)}/board`), get(`/projects/${seg(label)}/sprints`)]);
-  const chosen = sprints.items.find((s) => String(s.sprint_id) === query.sprint) || null;
-  const members = chosen ? new Set(chosen.issues) : null;
-  const options = [['', 'все задачи доски'],
+  const sprints = await get(`/projects/${seg(label)}/sprints`);
+  const chosen = chosenSprint(sprints.items, query.sprint);
+  const data = await get(`/projects/${seg(label)}/board`, {sprint: chosen ? chosen.sprint_id : null});
+  const options = [[WHOLE_BOARD, 'вся доска'],
     ...sprints.items.map((s) => [String(s.sprint_id), `${s.name} (${SPRINT_STATE[s.state] || s.state})`])];
   const path = `/board/${encodeURIComponent(label)}`;
   const heading = h('h1', {}, `Доска проекта ${label}`);
@@ -65,9 +86,14 @@ export default async function board({args: [label], query}) {
       h('a', {href: address('/issues', {project: label})}, 'задачи проекта'), ' · ',
       h('a', {href: address(`/reports/${encodeURIComponent(label)}`)}, 'отчёты')),
     filterForm(path, 'Фильтр доски',
-      [field('Спринт', 'sprint', {kind: 'select', options, value: chosen ? query.sprint : ''})]),
+      [field('Спринт', 'sprint', {kind: 'select', options, value: chosen ? String(chosen.sprint_id) : WHOLE_BOARD,
+        hint: 'открывается на активном спринте'})]),
+    h('p', {class: 'board-scope'}, chosen
+      ? ['Спринт «', chosen.name || String(chosen.sprint_id), '» — ', SPRINT_STATE[chosen.state] || chosen.state || '',
+        chosen.goal ? ['; цель: ', chosen.goal] : null]
+      : 'Вся доска: все свои задачи проекта.'),
     columns.length
-      ? h('div', {class: 'board'}, columns.map((c, i) => column(c, i, columns.length, members)))
+      ? h('div', {class: 'board'}, columns.map((c, i) => column(c, i, columns.length)))
       : h('p', {class: 'empty'}, 'Колонки доски ещё не получены от агента.'),
     h('p', {class: 'hint'}, 'На доске — свои задачи проекта; последняя колонка считается «готово».'),
     section('Спринты', sprintTable(sprints.items)),

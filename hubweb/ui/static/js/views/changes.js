@@ -1,8 +1,9 @@
-// #/changes?project=&key=&field=&since=&until=&cursor= — the change feed of the mirror, oldest
-// first as the API orders it; «since» presets jump to the recent part.
+// #/changes?project=&key=&field=&since=&until=&order=&cursor= — the change feed of the mirror,
+// newest first (GET /changes?order=desc), or oldest first with order=asc; «since» presets.
 import {cachedGet, get} from '../api.js';
 import {field, h, table} from '../dom.js';
 import {FIELD_NAME, fromLocalInput, time, toLocalInput} from '../format.js';
+import {person, learnPeople} from '../people.js';
 import {address, filterForm, issueLink, pager} from './common.js';
 
 const PAGE = 100;
@@ -13,10 +14,12 @@ function sinceDaysAgo(days) {
 }
 
 export default async function changes({query}) {
+  const order = query.order === 'asc' ? 'asc' : 'desc';
   const [page, projects] = await Promise.all([
     get('/changes', {project: query.project, key: query.key, field: query.field, since: query.since,
-      until: query.until, limit: PAGE, cursor: query.cursor}),
+      until: query.until, order, limit: PAGE, cursor: query.cursor}),
     cachedGet('/projects')]);
+  learnPeople(page.items);
   const projectOptions = [['', 'все'], ...projects.items.map((p) => [p.label, `${p.label} — ${p.name}`])];
   const fieldOptions = [['', 'все'], ...Object.entries(FIELD_NAME)];
   if (query.field && !FIELD_NAME[query.field]) fieldOptions.push([query.field, query.field]);
@@ -27,6 +30,8 @@ export default async function changes({query}) {
     field('С', 'since', {type: 'datetime-local', value: toLocalInput(query.since)}),
     field('До', 'until', {type: 'datetime-local', value: toLocalInput(query.until),
       hint: 'время вашего часового пояса'}),
+    field('Порядок', 'order', {kind: 'select', value: order === 'asc' ? 'asc' : '',
+      options: [['', 'новые сначала'], ['asc', 'старые сначала']]}),
   ], {transform: (values) => {
     for (const name of ['since', 'until']) if (values[name]) values[name] = fromLocalInput(values[name]);
     return values;
@@ -38,10 +43,10 @@ export default async function changes({query}) {
     form,
     h('p', {class: 'presets'}, 'Быстро: ', PRESETS.map(([label, days], i) => [i ? ' · ' : '',
       h('a', {href: address('/changes', {...base, since: sinceDaysAgo(days)})}, label)])),
-    table('Изменения задач по времени', [
+    table(order === 'asc' ? 'Изменения задач, старые сначала' : 'Изменения задач, новые сначала', [
       {label: 'Когда', cell: (c) => time(c.at)},
       {label: 'Задача', cell: (c) => issueLink(c.key)},
-      {label: 'Автор', cell: (c) => c.author || '—'},
+      {label: 'Автор', cell: (c) => person(c.author)},
       {label: 'Поле', cell: (c) => FIELD_NAME[c.field] || c.field || c.field_name || '—'},
       {label: 'Было', cell: (c) => c.from_string ?? c.from_value ?? '—', class: 'text'},
       {label: 'Стало', cell: (c) => c.to_string ?? c.to_value ?? '—', class: 'text'},

@@ -1,10 +1,14 @@
-// #/issues/<key> — the issue card: fields, description, links both ways (as links), comments,
-// attachments (state, download through fetch + Blob, fetch request), sprints, the service note
-// editor and the change history.
-import {download, get, post, put, seg} from '../api.js';
+// #/issues/<key> — the issue card: fields, the description and comments with their Jira markup
+// rendered, links both ways (with the linked issue's summary and status), an epic's issues,
+// attachments (state, download through fetch + Blob, fetch request), sprints, actions that queue
+// a batch after a preview, the service note editor and the change history.
+import {cachedGet, download, get, post, put, seg} from '../api.js';
 import {details, field, fill, h, message, table} from '../dom.js';
-import {ATTACHMENT_STATE, FIELD_NAME, SPRINT_STATE, badge, day, size, time} from '../format.js';
+import {ATTACHMENT_STATE, FIELD_NAME, SPRINT_STATE, badge, day, plural, size, time} from '../format.js';
+import {renderMarkup} from '../markup.js';
+import {learnPeople, nameOf, person} from '../people.js';
 import {address, commandLink, issueLink, rememberAuthor, rememberedAuthor, section, showErrors} from './common.js';
+import issueActions from './issue-actions.js';
 
 const NOTE_TEXTS = [
   ['work_kind', 'Вид работ', 'input'],
@@ -13,14 +17,17 @@ const NOTE_TEXTS = [
   ['owner_note', 'Заметка владельца', 'textarea'],
 ];
 const CHANGES_PAGE = 100;
+const EPIC_PAGE = 50;
+const EPIC_NAMES = new Set(['Epic', 'Эпик']);  // when issue_types has no epic: Jira's own names
+const markup = (text) => renderMarkup(text, {person: nameOf});
 
 function fields(issue) {
   return details([
     ['Тип', issue.issue_type],
     ['Статус', issue.status],
     ['Приоритет', issue.priority],
-    ['Исполнитель', issue.assignee],
-    ['Автор', issue.reporter],
+    ['Исполнитель', issue.assignee ? person(issue.assignee) : null],
+    ['Автор', issue.reporter ? person(issue.reporter) : null],
     ['Срок', issue.duedate ? day(issue.duedate) : null],
     ['Плановое начало', issue.planned_start ? day(issue.planned_start) : null],
     ['Плановое окончание', issue.planned_end ? day(issue.planned_end) : null],
@@ -35,10 +42,19 @@ function fields(issue) {
   ]);
 }
 
+/** A linked issue: its key as a link, its summary and status (or «нет в зеркале»). */
+function linkedIssue(item) {
+  return [issueLink(item.key), ' ',
+    item.summary === null || item.summary === undefined
+      ? h('span', {class: 'muted'}, 'нет в зеркале')
+      : [h('span', {class: 'link-summary'}, item.summary), ' ',
+        item.status ? badge(item.status, 'status') : null]];
+}
+
 function links({outward, inward}) {
   const list = (items, empty) => (items.length
     ? h('ul', {class: 'links'}, items.map((l) => h('li', {}, h('span', {class: 'link-type'}, l.type), ' ',
-      issueLink(l.key))))
+      linkedIssue(l))))
     : h('p', {class: 'empty'}, empty));
   return h('div', {class: 'two-columns'},
     h('div', {}, h('h3', {}, 'Исходящие'), list(outward, 'Нет.')),
@@ -48,10 +64,10 @@ function links({outward, inward}) {
 function comments(items) {
   if (!items.length) return h('p', {class: 'empty'}, 'Комментариев нет.');
   return h('ol', {class: 'comments'}, items.map((c) => h('li', {class: 'comment'},
-    h('p', {class: 'comment-meta'}, h('span', {class: 'author'}, c.author || 'без автора'), ' · ',
-      time(c.created_at || c.created),
+    h('p', {class: 'comment-meta'}, h('span', {class: 'author'}, c.author ? person(c.author) : 'без автора'),
+      ' · ', time(c.created_at || c.created),
       c.updated && c.updated !== c.created ? [' · изменён ', time(c.updated)] : null),
-    h('div', {class: 'text'}, c.body || ''))));
+    h('div', {class: 'text'}, markup(c.body || '')))));
 }
 
 async function saveBlob(attachment) {
@@ -180,7 +196,7 @@ function noteEditor(key, note) {
 function changeRows(items) {
   return items.map((c) => h('tr', {},
     h('td', {}, time(c.at)),
-    h('td', {}, c.author || '—'),
+    h('td', {}, person(c.author)),
     h('td', {}, FIELD_NAME[c.field] || c.field || c.field_name || '—'),
     h('td', {class: 'text'}, c.from_string ?? c.from_value ?? '—'),
     h('td', {class: 'text'}, c.to_string ?? c.to_value ?? '—')));
@@ -196,6 +212,7 @@ function history(key, first) {
     more.disabled = true;
     try {
       const page = await get(`/issues/${seg(key)}/changes`, {limit: CHANGES_PAGE, cursor});
+      learnPeople(page.items);
       body.append(...changeRows(page.items));
       cursor = page.next_cursor;
       more.hidden = !cursor;
@@ -209,11 +226,44 @@ function history(key, first) {
     body)), more];
 }
 
+/**
+ * An epic's issues, by the JQL of the issues list (`"Epic Link" = KEY`): the first page and the
+ * total, with a link to all of them. Shown on an epic (issue_types.epic, else «Epic»/«Эпик»).
+ */
+function epicIssues(key) {
+  const jql = `"Epic Link" = ${key} ORDER BY key`;
+  const body = h('div', {}, h('p', {class: 'loading'}, 'Загрузка…'));
+  const wrap = h('div', {class: 'epic-issues', hidden: true});
+  Promise.all([get('/issues', {jql, limit: EPIC_PAGE}), get('/issues/count', {jql})]).then(([page, total]) => {
+    if (!page.items.length) {
+      fill(body, h('p', {class: 'empty'}, 'В эпике нет задач зеркала.'));
+      wrap.hidden = false;
+      return;
+    }
+    fill(body,
+      h('p', {}, `В эпике ${plural(total.count, ['задача', 'задачи', 'задач'])}`,
+        total.count > page.items.length ? ['; первые ', String(page.items.length), ' · '] : ' · ',
+        h('a', {href: address('/issues', {jql})}, 'в списке задач')),
+      h('ul', {class: 'links'}, page.items.map((i) => h('li', {}, linkedIssue(i)))));
+    wrap.hidden = false;
+  }, (error) => {
+    fill(body, h('p', {class: 'error-text'}, `Задачи эпика не получены: ${error.message}`));
+    wrap.hidden = false;
+  });
+  fill(wrap, section('Задачи эпика', body));
+  return wrap;
+}
+
 export default async function issue({args: [key]}) {
   const [card, changes] = await Promise.all([
     get(`/issues/${seg(key)}`),
     get(`/issues/${seg(key)}/changes`, {limit: CHANGES_PAGE}),
   ]);
+  learnPeople(changes.items);
+  const [actions, settings] = await Promise.all([issueActions(card), cachedGet('/settings')]);
+  const epicType = (settings.issue_types && settings.issue_types.epic && settings.issue_types.epic.name)
+    || null;
+  const isEpic = card.issue_type && (epicType ? card.issue_type === epicType : EPIC_NAMES.has(card.issue_type));
   return [
     h('h1', {}, h('span', {class: 'key'}, card.key), ' ', h('span', {class: 'summary'}, card.summary || '')),
     h('p', {class: 'lead'},
@@ -222,13 +272,15 @@ export default async function issue({args: [key]}) {
     h('div', {class: 'card-grid'},
       h('div', {class: 'card-main'},
         section('Поля', fields(card)),
-        section('Описание', card.description ? h('div', {class: 'text description'}, card.description)
+        section('Описание', card.description ? h('div', {class: 'description'}, markup(card.description))
           : h('p', {class: 'empty'}, 'Описания нет.')),
         section('Связи', links(card.links)),
+        isEpic ? epicIssues(card.key) : null,
         section(`Комментарии (${card.comments.length})`, comments(card.comments)),
         section('Вложения', attachments(card.attachments)),
         section('Спринты', sprints(card.sprints))),
       h('div', {class: 'card-side'},
+        actions,
         section('Служебная заметка', noteEditor(card.key, card.note)))),
     section('Журнал изменений', history(card.key, changes)),
   ];

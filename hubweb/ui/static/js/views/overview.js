@@ -1,9 +1,10 @@
 // #/ — agents (online, last seen, current and redelivered commands), queued and running batches,
 // the last sync runs.
 import {get} from '../api.js';
-import {h, table} from '../dom.js';
+import {fill, h, table} from '../dom.js';
 import {RUN_KIND, badge, time} from '../format.js';
-import {batchTable, commandLink, section} from './common.js';
+import {IDLE_REFRESH_SECONDS, REFRESH_SECONDS, anyOpen, autoRefresh, batchTable, commandLink,
+  section} from './common.js';
 
 function agentsTable(agents) {
   return table('Агенты модулей', [
@@ -37,25 +38,41 @@ function runsTable(runs) {
   ], runs, {empty: 'Синхронизаций ещё не было.', hideCaption: true});
 }
 
-export default async function overview() {
+async function load() {
   const [agents, running, queued, runs] = await Promise.all([
     get('/agents'),
     get('/batches', {status: 'running', limit: 20}),
     get('/batches', {status: 'queued', limit: 20}),
     get('/sync-runs', {limit: 10}),
   ]);
-  const active = [...running.items, ...queued.items];
-  const more = running.next_cursor || queued.next_cursor;
+  return {agents: agents.items, active: [...running.items, ...queued.items], runs: runs.items,
+    more: running.next_cursor || queued.next_cursor};
+}
+
+export default async function overview(context) {
+  const data = await load();
+  const agents = h('div', {});
+  const active = h('div', {});
+  const more = h('span', {});
+  const runs = h('div', {});
+  const draw = (current) => {
+    fill(agents, agentsTable(current.agents));
+    fill(active, batchTable('Выполняются и ждут очереди', current.active, {empty: 'Очередь пуста.'}));
+    fill(more, current.more ? 'Показаны первые 20 каждого статуса. ' : null);
+    fill(runs, runsTable(current.runs));
+    // every few seconds while the agent has work, else now and then for new work
+    return anyOpen(current.active) ? REFRESH_SECONDS : IDLE_REFRESH_SECONDS;
+  };
+  const first = draw(data);
   return [
     h('h1', {}, 'Обзор'),
-    section('Агенты', agentsTable(agents.items)),
-    section('Пакеты в работе',
-      batchTable('Выполняются и ждут очереди', active, {empty: 'Очередь пуста.'}),
-      h('p', {class: 'more'},
-        more ? 'Показаны первые 20 каждого статуса. ' : null,
+    section('Агенты', agents),
+    section('Пакеты в работе', active,
+      h('p', {class: 'more'}, more,
         h('a', {href: '#/batches?status=running'}, 'Все выполняющиеся'), ' · ',
         h('a', {href: '#/batches?status=queued'}, 'все в очереди'), ' · ',
         h('a', {href: '#/new-batch'}, 'новый пакет'))),
-    section('Синхронизации', runsTable(runs.items)),
+    section('Синхронизации', runs),
+    autoRefresh(context, async () => draw(await load()), first),
   ];
 }

@@ -2,6 +2,7 @@
 import {get} from '../api.js';
 import {h, table} from '../dom.js';
 import {time} from '../format.js';
+import {quote} from '../jql-text.js';
 import {address} from './common.js';
 
 export default async function projects() {
@@ -11,10 +12,11 @@ export default async function projects() {
     table('Проекты хаба', [
       {label: 'Метка', cell: (p) => h('a', {href: address('/issues', {project: p.label})}, p.label)},
       {label: 'Название', cell: (p) => p.name},
-      {label: 'Свои задачи', cell: (p) => h('a', {href: address('/issues', {project: p.label, neighbor: 'false'})},
-        String(p.own_count)), class: 'num'},
-      {label: 'Соседи', cell: (p) => h('a', {href: address('/issues', {project: p.label, neighbor: 'true'})},
-        String(p.neighbor_count)), class: 'num'},
+      // own issues carry the project's label; neighbours are the rest of its slice (JQL, §16)
+      {label: 'Свои задачи', cell: (p) => h('a', {href: address('/issues', {project: p.label,
+        jql: `labels = ${quote(p.label)}`})}, String(p.own_count)), class: 'num'},
+      {label: 'Соседи', cell: (p) => h('a', {href: address('/issues', {project: p.label,
+        jql: `NOT labels = ${quote(p.label)}`})}, String(p.neighbor_count)), class: 'num'},
       {label: 'Доска', cell: (p) => (p.board_id
         ? h('a', {href: address(`/board/${encodeURIComponent(p.label)}`)},
           `№${p.board_id}${p.board_type ? ` (${p.board_type})` : ''}`)
