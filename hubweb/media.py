@@ -10,6 +10,7 @@ import json
 import math
 import re
 import sys
+from itertools import chain
 from typing import Any
 
 import falcon
@@ -45,25 +46,46 @@ def _parse_constant(name: str) -> float:
 
 
 def _check_depth(value: Any) -> bool:
-    """Refuse nesting deeper than MAX_DEPTH (the containers are walked, never the scalars);
-    whether a float at least as large as a 64-bit integer was met (orjson reads an integer
-    literal beyond 64 bits as such a float, the standard parser as an int)."""
-    stack = [(value, 1)]
-    pop, push = stack.pop, stack.append
-    wide = False
-    while stack:
-        item, depth = pop()
+    """Refuse nesting deeper than MAX_DEPTH; whether a float at least as large as a 64-bit
+    integer was met (orjson reads an integer literal beyond 64 bits as such a float, the standard
+    parser as an int).
+
+    A level of the tree at a time, its values' types gathered by C loops (``map``, ``set``): a
+    Python step per container, none per scalar (a history page of 1,000 items: 1.3 -> 0.3 ms). A
+    level of objects alone is read straight from their values, and its children are listed only
+    when some are containers or floats: the last level of a page (11,000 scalars of 1,000 items)
+    is never copied into a list."""
+    level, depth, wide, objects = [value], 1, False, type(value) is dict
+    while level:
         if depth > MAX_DEPTH:
             raise _body_error(f'вложенность JSON глубже {MAX_DEPTH} уровней')
-        for child in (item.values() if type(item) is dict else item):
-            kind = type(child)
-            if kind is dict or kind is list:
-                push((child, depth + 1))
-            elif kind is float and not -_WIDE < child < _WIDE:
-                wide = True
+        if objects:
+            children = None
+            kinds = set(map(type, chain.from_iterable(map(_VALUES_OF, level))))
+        else:
+            children = list(chain.from_iterable(
+                [item.values() if type(item) is dict else item for item in level]))
+            kinds = set(map(type, children))
+        if kinds.isdisjoint(_NOT_LEAVES):
+            break
+        if children is None:
+            children = list(chain.from_iterable(map(_VALUES_OF, level)))
+        if float in kinds:
+            wide = wide or any(not -_WIDE < child < _WIDE for child in children
+                               if type(child) is float)
+        if dict in kinds or list in kinds:
+            level = (children if kinds <= _CONTAINERS else
+                     [child for child in children if type(child) is dict or type(child) is list])
+            objects = list not in kinds
+        else:
+            level = []
+        depth += 1
     return wide
 
 
+_VALUES_OF = dict.values
+_CONTAINERS = frozenset((dict, list))
+_NOT_LEAVES = frozenset((dict, list, float))
 _WIDE = float(INT64_MAX)  # rounds up to the first integer beyond 64 bits
 
 
@@ -151,8 +173,14 @@ class JSONHandler(falcon.media.JSONHandler):
 def dumps(value: Any) -> bytes:
     """Response JSON, compact UTF-8 by orjson: a slice page of 500 issues (650 KB) takes 0.3 ms
     instead of 4.8 ms with ``json.dumps``. Keys that are not strings are written as
-    ``json.dumps`` writes them (``1`` → ``"1"``)."""
-    return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+    ``json.dumps`` writes them (``1`` → ``"1"``).
+
+    orjson's option for such keys doubles its time on every dict (a page of 500 issues, 960 KiB:
+    1.5 -> 3.0 ms), so it is used only for a value that has one (refused without it)."""
+    try:
+        return orjson.dumps(value)
+    except orjson.JSONEncodeError:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
 
 
 def json_handler() -> falcon.media.JSONHandler:

@@ -13,7 +13,7 @@
    while the reads are measured), linked into the ingest copies and deleted at the end. And what
    this machine charges for touching memory left idle for 2 s (a Firecracker VM: ~100x).
 3. Reads over HTTP against a real ``sdlc-hub serve`` (8 threads), one keep-alive client, requests
-   taken round-robin, ``--samples`` each: the first and a middle page of 500 of the biggest and of
+   taken round-robin, ``--samples`` each in each of ``--rounds`` rounds: the first and a middle page of 500 of the biggest and of
    the smallest project's slice (the middle cursor found by walking the pages once, untimed), an
    issue card of a random key, the first and a middle page of 500 of the change feed, ``/projects``,
    a selective full-text query (a rare word), ``/health`` (the HTTP floor), then in a pass of its
@@ -21,7 +21,7 @@
    leave the next read on cold memory). The same calls in this process, through hublib alone and
    through the Falcon app (WSGI), split each figure into SQL, Falcon and waitress. A read that
    misses its target gets the EXPLAIN QUERY PLAN of every SELECT it runs and a profile.
-4. Ingest: ``--ingest-pages`` pages of 100 issues re-sent as changed in Jira (``revision=1``: new
+4. Ingest, in ``--rounds`` rounds: ``--ingest-pages`` pages of 100 issues re-sent as changed in Jira (``revision=1``: new
    status, a new comment) to ``POST /agent/state`` of a server on one copy of the file, and their
    new history (1,000 items a page) to ``POST /agent/history``; between them, in the same run and
    page by page, raw ``sqlite3.executemany`` of exactly the rows the hub writes (issue upsert, links,
@@ -34,6 +34,14 @@
    (≤ 3 s, server RSS growing < 50 MB).
 6. Memory: VmRSS/VmHWM of the server while ``--readers`` threads (each its own keep-alive
    connection) hit the read endpoints for ``--reader-seconds``; their p50/p95.
+
+Rounds (issue 24): the machine is shared and one run of a figure can be off by 2x either way, so
+every read and every ingest ratio is measured in ``--rounds`` rounds (a read's p50 and p95 in each,
+a ratio from the HTTP and raw pages of the same round) and reported as min / median / max. A read
+meets its target when the median round does; an ingest ratio when the worst round does. A figure is
+a named callable measured in rounds: a read is a :class:`Read` added to the plan (its HTTP path and
+its hublib call), anything else a ``measure(round) -> {name: value}`` given to :func:`in_rounds`.
+Build, open, backup, migration and the concurrent readers are measured once.
 
 Targets (issue 13) at 200,000 issues / 2,000,000 change rows: slice pages p95 <= 40 ms, card
 p95 <= 5 ms, selective full-text p95 <= 50 ms, ``/projects`` <= 50 ms, ingest and history <= 2x
@@ -52,11 +60,13 @@ import pstats
 import random
 import shutil
 import sqlite3
+import statistics
 import sys
 import tempfile
 import threading
 import time
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Callable
 from urllib.parse import quote
@@ -78,7 +88,8 @@ MANIFEST = 'scale.json'
 DB = 'hub.sqlite'
 PAGE_ISSUES = 100
 DERIVED = ('issue_member', 'issue_search', 'issue_fts')
-READ_TARGETS_MS = {'slice': 40.0, 'card': 5.0, 'text-rare': 50.0, 'projects': 50.0}
+READ_TARGETS_MS = {'slice': 40.0, 'card': 5.0, 'text-rare': 50.0, 'projects': 50.0,
+                   'text-common': 100.0}
 RATIO_TARGET = 2.0
 MIGRATION_TARGET_S = 120.0
 SCALE_FACTOR = 2.0
@@ -90,6 +101,52 @@ def say(message: str) -> None:
 
 def mib(size: int) -> str:
     return f'{size / 2**20:,.0f} MiB'
+
+
+# --- rounds ----------------------------------------------------------------------------------------
+
+@dataclass
+class Spread:
+    """One figure measured in rounds: its value in each round, and their min / median / max."""
+
+    values: list[float]
+
+    @property
+    def min(self) -> float:
+        return min(self.values)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.values)
+
+    @property
+    def max(self) -> float:
+        return max(self.values)
+
+    def text(self, digits: int = 1, unit: str = '') -> str:
+        """``min / median / max`` (one value alone when there was one round)."""
+        if len(self.values) == 1:
+            return f'{self.values[0]:.{digits}f}{unit}'
+        return ' / '.join(f'{value:.{digits}f}' for value in (self.min, self.median, self.max)) + unit
+
+    def as_json(self) -> dict:
+        return {'min': self.min, 'median': self.median, 'max': self.max, 'values': self.values}
+
+
+def in_rounds(rounds: int, measure: Callable[[int], dict[str, float]]) -> dict[str, Spread]:
+    """``measure(round)`` ``rounds`` times; each figure it returns by name, as its spread."""
+    values: dict[str, list[float]] = {}
+    for number in range(rounds):
+        for name, value in measure(number).items():
+            values.setdefault(name, []).append(value)
+    return {name: Spread(figures) for name, figures in values.items()}
+
+
+def median_of(figure: object) -> float:
+    """A figure of this run (Spread), of a ``--json`` of it (its dict) or of an older one (float)."""
+    if isinstance(figure, Spread):
+        return figure.median
+    return figure['median'] if isinstance(figure, dict) else figure
 
 
 # --- 1. build or reuse -----------------------------------------------------------------------------
@@ -156,14 +213,96 @@ def measure_backup(data_dir: Path) -> tuple[float, Path]:
         hub.close()
 
 
+def tomorrows_name(backup: Path) -> Path:
+    """The same backup under the name of the next UTC day's first second: a run that crosses
+    midnight would otherwise see its server copy the whole file (minutes at 1,000,000) while it
+    measures."""
+    day = datetime.strptime(backup.name[:8], '%Y%m%d') + timedelta(days=1)
+    return backup.with_name(day.strftime('%Y%m%d-000000') + backup.suffix)
+
+
 def copy_hub(source: Path, target: Path, todays_backup: Path) -> None:
     """A copy of a closed hub's directory (its file checkpointed: no WAL to carry), with the
-    day's backup linked in so that a server on the copy does not make one."""
+    day's backup linked in (as today's and tomorrow's) so that a server on the copy makes none."""
     target.mkdir(parents=True)
     for name in ('backups', 'files'):
         (target / name).mkdir(mode=0o700)
     shutil.copyfile(source / DB, target / DB)
-    os.link(todays_backup, target / 'backups' / todays_backup.name)
+    for name in (todays_backup.name, tomorrows_name(todays_backup).name):
+        os.link(todays_backup, target / 'backups' / name)
+
+
+def cache_alike(copies: tuple[Path, ...], others: tuple[Path, ...] = (),
+                chunk: int = 64 * 2**20) -> dict[str, float]:
+    """Give the ``copies`` the same share of the OS page cache: drop them and ``others`` (files
+    the measurement does not read: the source, the day's backup) from it, then read the copies in
+    turns, a chunk of each at a time; the share of each that stayed cached (Linux; elsewhere
+    nothing is done).
+
+    The raw copy is made second, so it used to sit in the cache while the first was pushed out:
+    at 1,000,000 (7.5 GB each, 23 GB of RAM) the HTTP side's copy had 0.8 GB cached, the raw
+    side's 6.6 GB, and the HTTP side read from disk what raw read from memory."""
+    if not hasattr(os, 'posix_fadvise'):
+        return {}
+    handles = [open(path, 'rb') for path in (*copies, *others) if path.exists()]
+    try:
+        for handle in handles:
+            os.fsync(handle.fileno())  # only clean pages can be dropped
+            os.posix_fadvise(handle.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+        reading = handles[:len(copies)]
+        while reading:
+            reading = [handle for handle in reading if handle.read(chunk)]
+    finally:
+        for handle in handles:
+            handle.close()
+    return {path.parent.name: cached_share(path) for path in copies}
+
+
+def cached_share(path: Path) -> float:
+    """The share of ``path`` in the OS page cache (mincore over a read-only map; Linux)."""
+    import ctypes
+    import mmap
+    size = path.stat().st_size
+    pages = (size + mmap.PAGESIZE - 1) // mmap.PAGESIZE
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int,
+                          ctypes.c_int, ctypes.c_long)
+    libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+    libc.mincore.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p)
+    with open(path, 'rb') as handle:
+        address = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, handle.fileno(), 0)
+        if address in (None, ctypes.c_void_p(-1).value):
+            return float('nan')
+        try:
+            vector = ctypes.create_string_buffer(pages)
+            if libc.mincore(address, size, vector) != 0:
+                return float('nan')
+            return (pages - vector.raw.count(0)) / pages  # a resident page's byte is 1
+        finally:
+            libc.munmap(address, size)
+
+
+def process_cpu(pid: int | None) -> float:
+    """Seconds of CPU process ``pid`` has used, all its threads: the scheduler's nanoseconds
+    (``/proc/PID/task/*/schedstat``), else clock ticks (``/proc/PID/stat``); 0 off Linux."""
+    if pid is None:
+        return 0.0
+    try:
+        tasks = os.listdir(f'/proc/{pid}/task')
+    except OSError:
+        return 0.0
+    total = 0
+    try:
+        for task in tasks:
+            try:
+                total += int(Path(f'/proc/{pid}/task/{task}/schedstat').read_text().split()[0])
+            except FileNotFoundError:  # a thread that ended
+                pass
+        return total / 1e9
+    except (OSError, ValueError, IndexError):
+        fields = Path(f'/proc/{pid}/stat').read_text().rsplit(')', 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
 
 
 def drop_derived(data_dir: Path) -> None:
@@ -181,10 +320,13 @@ def drop_derived(data_dir: Path) -> None:
 
 @dataclass
 class Read:
+    """A read of the report: its HTTP request and the same call through hublib; a section adds
+    its own reads to the plan (``plan.append(Read(...))``) and they are measured in rounds."""
     name: str
-    kind: str                       # key of READ_TARGETS_MS, or '' (no target)
+    kind: str                       # key of READ_TARGETS_MS or SLOW_KINDS, or '' (no target)
     path: Callable[[], str]         # the HTTP request (may pick a random key)
     call: Callable[[object], object]  # the same through hublib
+    target: float | None = None     # p95 ms, instead of the kind's
 
 
 def walk_cursors(client: KeepAliveClient, path: str, key: str = 'next_cursor') -> list[str]:
@@ -265,18 +407,41 @@ def define_reads(data_dir: Path, client: KeepAliveClient, jira: ScaleJira,
 SLOW_KINDS = ('text-common',)  # a second or more at 1,000,000: sampled in a pass of their own
 
 
+def measure_reads(client: KeepAliveClient, plan: list[Read], samples: int, rounds: int,
+                  budget: float, pid: int | None = None) -> dict[str, dict]:
+    """Every read's p50 and p95 in each of ``rounds`` rounds (:func:`sample_reads`), as spreads;
+    ``budget`` seconds for a read in all rounds."""
+    for read in plan:  # warm-up: page cache, statement caches
+        client.timed('GET', read.path())
+    last: dict[str, dict] = {}
+
+    def one_round(number: int) -> dict[str, float]:
+        say(f'  round {number + 1} of {rounds} ...')
+        figures = sample_reads(client, plan, samples, budget / rounds, pid)
+        last.update(figures)
+        return {f'{name}\t{which}': figure[which] for name, figure in figures.items()
+                for which in ('p50', 'p95', 'n', 'cpu')}
+    spreads = in_rounds(rounds, one_round)
+    return {read.name: {'p50': spreads[f'{read.name}\tp50'], 'p95': spreads[f'{read.name}\tp95'],
+                        'n': int(sum(spreads[f'{read.name}\tn'].values)), 'rounds': rounds,
+                        'cpu': spreads[f'{read.name}\tcpu'],
+                        'items': last[read.name]['items'], 'bytes': last[read.name]['bytes']}
+            for read in plan}
+
+
 def sample_reads(client: KeepAliveClient, plan: list[Read], samples: int,
-                 budget: float) -> dict[str, dict]:
-    """Round-robin over the reads, then the slow ones in a pass of their own; a read slower than
-    ``budget`` seconds in all stops early (at 10 samples at least).
+                 budget: float, pid: int | None = None) -> dict[str, dict]:
+    """One round: round-robin over the reads, then the slow ones in a pass of their own; a read
+    slower than ``budget`` seconds in all stops early (at 10 samples at least). With the
+    server's ``pid``, also the mean CPU the server process spent on each read (on a shared
+    machine the wall time also holds the time spent waiting for a core).
 
     The slow ones are kept out of the rotation because on a VM that hands idle memory back to
     its host (see :func:`idle_memory_penalty`) the read after a 2-second one pays for touching
     cold memory again, which is the machine's cost, not that read's.
     """
-    for read in plan:  # warm-up: page cache, statement caches
-        client.timed('GET', read.path())
     timings: dict[str, list[float]] = {read.name: [] for read in plan}
+    cpu: dict[str, float] = {read.name: 0.0 for read in plan}
     items: dict[str, int] = {}
     sizes: dict[str, int] = {}
     fast = [read for read in plan if read.kind not in SLOW_KINDS]
@@ -286,7 +451,9 @@ def sample_reads(client: KeepAliveClient, plan: list[Read], samples: int,
             if len(timings[read.name]) >= 10 and sum(timings[read.name]) > budget * 1000:
                 continue
             path = read.path()
+            before = process_cpu(pid)
             ms, status, body = client.timed('GET', path)
+            cpu[read.name] += process_cpu(pid) - before
             if status != 200:
                 raise SystemExit(f'GET {path}: HTTP {status} {body[:300]!r}')
             timings[read.name].append(ms)
@@ -295,6 +462,7 @@ def sample_reads(client: KeepAliveClient, plan: list[Read], samples: int,
             items[read.name] = len(answer['items']) if isinstance(answer, dict) and 'items' in \
                 answer else (len(answer) if isinstance(answer, list) else 1)
     return {name: {'p50': p50(values), 'p95': percentile(values, 0.95), 'n': len(values),
+                   'cpu': cpu[name] * 1000 / max(len(values), 1),
                    'items': items.get(name), 'bytes': sizes.get(name)}
             for name, values in timings.items()}
 
@@ -435,67 +603,87 @@ def measure_ingest(args, data_dir: Path, root: Path, jira: ScaleJira, rng: rando
     started = time.perf_counter()
     copy_hub(data_dir, http_dir, todays_backup)
     result['copy_seconds'] = time.perf_counter() - started
-    drop_derived(http_dir)
-    seconds, hub = open_seconds(http_dir)
-    hub.close()
-    result['open_without_derived'] = seconds
+    if 'rebuild' not in args.skip.split(','):  # 40 min at 1,000,000 on a loaded machine
+        drop_derived(http_dir)
+        seconds, hub = open_seconds(http_dir)
+        hub.close()
+        result['open_without_derived'] = seconds
     copy_hub(data_dir, raw_dir, todays_backup)
     command_id = claimed_refresh(http_dir)
     raw_command_id = claimed_refresh(raw_dir)
-    pages = ingest_pages(jira, args.ingest_pages, rng)
-    say(f'ingest: {len(pages)} state pages of {PAGE_ISSUES} and their history ...')
-    state_bodies, history_bodies, issue_pages, change_pages = [], [], [], []
-    for keys in pages:
-        issues = [jira.issue(key, revision=1) for key in keys]
-        items = [item for key in keys for item in jira.history(key, revision=1)]
-        issue_pages.append(issues)
-        change_pages.append([row for key in keys for row in
-                             jira.change_rows(int(key.split('-')[1]), revision=1)])
-        state_bodies.append(json.dumps({'agent': 'jira', 'command_id': command_id,
-                                        'issues': issues}, ensure_ascii=False).encode())
-        history_bodies.append(json.dumps({'agent': 'jira', 'command_id': command_id,
-                                          'items': items}, ensure_ascii=False).encode())
+    say('the two copies in the page cache alike ...')
+    result['cached'] = cache_alike((http_dir / DB, raw_dir / DB), (data_dir / DB, todays_backup))
+    rounds = args.rounds
+    # Disjoint pages for every round (each a page of keys spread over the mirror), so every round
+    # sends revision 1 of issues it has not sent yet: the same work in each.
+    every_page = ingest_pages(jira, args.ingest_pages * rounds, rng)
+    round_pages = [every_page[number::rounds] for number in range(rounds)]
+    say(f'ingest: {rounds} rounds of {len(round_pages[0])} state pages of {PAGE_ISSUES} and their '
+        'history ...')
     raw = sqlite3.connect(str(raw_dir / DB), isolation_level=None)
     raw.execute('PRAGMA synchronous = normal')
     raw.execute('PRAGMA busy_timeout = 15000')
     watch = sqlite3.connect(f'file:{http_dir / DB}?mode=ro', uri=True)
-    http_state, raw_state, http_history, raw_history = [], [], [], []
-    rows_written = {}
+    rows_written: dict = {}
     with ServerProcess(http_dir, threads=8) as server:
         client = KeepAliveClient(server.url, server.tokens()['agent'])
-        for index, (keys, body) in enumerate(zip(pages, state_bodies)):
-            ms, status, data = client.timed('POST', '/agent/state', body)
-            assert status == 200, (status, data[:500])
-            http_state.append(ms)
-            members = watch.execute(
-                'SELECT label, key, sort_key, neighbor FROM issue_member WHERE key IN '
-                '(SELECT value FROM json_each(?))', (json.dumps(keys),)).fetchall()
-            write, rows_written = raw_state_page(raw, issue_pages[index], members, raw_command_id)
-            started = time.perf_counter()
-            write()
-            raw_state.append((time.perf_counter() - started) * 1000)
-            ms, status, data = client.timed('POST', '/agent/history', history_bodies[index])
-            assert status == 200 and json.loads(data)['inserted'] == len(change_pages[index]), \
-                (status, data[:500])
-            http_history.append(ms)
-            started = time.perf_counter()
-            raw.execute('BEGIN IMMEDIATE')
-            raw.executemany(RAW_INSERT_CHANGE, change_pages[index])
-            raw.execute('COMMIT')
-            raw_history.append((time.perf_counter() - started) * 1000)
+
+        def one_round(number: int) -> dict[str, float]:
+            pages = round_pages[number]
+            state_bodies, history_bodies, issue_pages, change_pages = [], [], [], []
+            for keys in pages:
+                issues = [jira.issue(key, revision=1) for key in keys]
+                items = [item for key in keys for item in jira.history(key, revision=1)]
+                issue_pages.append(issues)
+                change_pages.append([row for key in keys for row in
+                                     jira.change_rows(int(key.split('-')[1]), revision=1)])
+                state_bodies.append(json.dumps({'agent': 'jira', 'command_id': command_id,
+                                                'issues': issues}, ensure_ascii=False).encode())
+                history_bodies.append(json.dumps({'agent': 'jira', 'command_id': command_id,
+                                                  'items': items}, ensure_ascii=False).encode())
+            say(f'  round {number + 1} of {rounds} ...')
+            http_state, raw_state, http_history, raw_history = [], [], [], []
+            http_cpu = raw_cpu = 0.0
+            for index, (keys, body) in enumerate(zip(pages, state_bodies)):
+                ms, status, data = client.timed('POST', '/agent/state', body)
+                assert status == 200, (status, data[:500])
+                http_state.append(ms)
+                members = watch.execute(
+                    'SELECT label, key, sort_key, neighbor FROM issue_member WHERE key IN '
+                    '(SELECT value FROM json_each(?))', (json.dumps(keys),)).fetchall()
+                write, counts = raw_state_page(raw, issue_pages[index], members, raw_command_id)
+                rows_written.update(counts)
+                started = time.perf_counter()
+                write()
+                raw_state.append((time.perf_counter() - started) * 1000)
+                cpu = process_cpu(server.process.pid)
+                ms, status, data = client.timed('POST', '/agent/history', history_bodies[index])
+                http_cpu += process_cpu(server.process.pid) - cpu
+                assert status == 200 and json.loads(data)['inserted'] == len(change_pages[index]), \
+                    (status, data[:500])
+                http_history.append(ms)
+                started, cpu = time.perf_counter(), time.thread_time()
+                raw.execute('BEGIN IMMEDIATE')
+                raw.executemany(RAW_INSERT_CHANGE, change_pages[index])
+                raw.execute('COMMIT')
+                raw_history.append((time.perf_counter() - started) * 1000)
+                raw_cpu += time.thread_time() - cpu
+            return {'http_state': sum(http_state) / 1000, 'raw_state': sum(raw_state) / 1000,
+                    'state_ratio': sum(http_state) / sum(raw_state),
+                    'http_state_p50': p50(http_state), 'raw_state_p50': p50(raw_state),
+                    'http_history': sum(http_history) / 1000,
+                    'raw_history': sum(raw_history) / 1000,
+                    'history_ratio': sum(http_history) / sum(raw_history),
+                    'http_history_p50': p50(http_history), 'raw_history_p50': p50(raw_history),
+                    'http_history_cpu': http_cpu * 1000 / len(pages),
+                    'raw_history_cpu': raw_cpu * 1000 / len(pages),
+                    'history_rows': sum(len(page) for page in change_pages)}
+        result.update(in_rounds(rounds, one_round))
         client.close()
     watch.close()
     raw.close()
-    result.update(
-        pages=len(pages), rows_per_page=rows_written,
-        http_state=sum(http_state) / 1000, raw_state=sum(raw_state) / 1000,
-        http_state_p50=p50(http_state), raw_state_p50=p50(raw_state),
-        http_history=sum(http_history) / 1000, raw_history=sum(raw_history) / 1000,
-        http_history_p50=p50(http_history), raw_history_p50=p50(raw_history),
-        history_rows=sum(len(page) for page in change_pages))
-    result['state_ratio'] = result['http_state'] / result['raw_state']
-    result['history_ratio'] = result['http_history'] / result['raw_history']
-    result['profile'] = profile_ingest(http_dir, jira, pages, command_id)
+    result.update(pages=len(round_pages[0]), rounds=rounds, rows_per_page=rows_written)
+    result['profile'] = profile_ingest(http_dir, jira, round_pages[0], command_id)
     shutil.rmtree(http_dir, ignore_errors=True)
     shutil.rmtree(raw_dir, ignore_errors=True)
     return result
@@ -511,7 +699,7 @@ STATE_PARTS = (('JSON decode', 'json/__init__.py', 'loads'),
                ('search.index', 'hublib/search.py', 'index'),
                ('the whole ingest_state', 'hublib/mirror.py', 'ingest_state'))
 HISTORY_PARTS = (('JSON decode', 'json/__init__.py', 'loads'),
-                 ('validation (item_ok)', 'hublib/history.py', 'item_ok'),
+                 ('validation and columns (page_columns)', 'hublib/history.py', 'page_columns'),
                  ('settings.setting', 'hublib/settings.py', 'setting'),
                  ('time to UTC (mirror.utc)', 'hublib/timeutil.py', 'to_utc'),
                  ('the whole ingest_history', 'hublib/history.py', 'ingest_history'))
@@ -798,6 +986,7 @@ JQL_QUERIES = (
      'ORDER BY updated DESC', 50.0),
     ('labels = срочно AND updated >= -30d ORDER BY priority DESC, updated DESC', 50.0),
     (f'text ~ "{RARE_WORDS[0]}"', 50.0),
+    (f'text ~ "{COMMON_WORD}"', 100.0),  # a word in half the descriptions: bounded ranking
     ('sprint in openSprints() AND resolution = Unresolved', 50.0),
     ('status CHANGED TO "Готово" AFTER -14d', 200.0),
 )
@@ -814,9 +1003,12 @@ def measure_jql(client: KeepAliveClient, url: str, token: str, pid: int, samples
     for path in paths.values():
         client.checked('GET', path)  # warm-up
     timings: dict[str, list[float]] = {query: [] for query in paths}
+    cpu = {query: 0.0 for query in paths}
     for _ in range(samples):
         for query, path in paths.items():
+            before = process_cpu(pid)
             ms, body = client.checked('GET', path)
+            cpu[query] += process_cpu(pid) - before
             timings[query].append(ms)
             result['queries'].setdefault(query, {})['items'] = len(json.loads(body)['items'])
     hub = open_hub(hub_dir, create=False)
@@ -832,6 +1024,7 @@ def measure_jql(client: KeepAliveClient, url: str, token: str, pid: int, samples
                                                                           limit=100))
             result['queries'][query].update(
                 p50=p50(values), p95=percentile(values, 0.95), n=len(values), target=target,
+                cpu=cpu[query] * 1000 / len(values),
                 hublib_p50=p50(calls), plan=[line for _, plan in plans for line in plan])
         count = reads.issue_count(hub, jql=JQL_CSV)['count']
     finally:
@@ -866,7 +1059,8 @@ def jql_rows(results: dict) -> list[str]:
     lines = []
     for query, figure in figures['queries'].items():
         lines.append(f'| JQL `{query}`, first page of 100 | p50 {figure["p50"]:.1f} / p95 '
-                     f'{figure["p95"]:.1f} ms (p50 in-process: hublib {figure["hublib_p50"]:.1f};'
+                     f'{figure["p95"]:.1f} ms (server CPU {figure.get("cpu", 0):.1f} ms a read; '
+                     f'p50 in-process: hublib {figure["hublib_p50"]:.1f};'
                      f' n={figure["n"]}, {figure["items"]} items) | p95 ≤ {figure["target"]:.0f} ms '
                      f'| {mark(figure["p95"] <= figure["target"])} |')
     csv_figure = figures['csv']
@@ -891,11 +1085,14 @@ def jql_plans(results: dict) -> list[str]:
 
 # --- report ----------------------------------------------------------------------------------------
 
-def read_target(kind: str, name: str, baseline: dict | None) -> tuple[float | None, str]:
+def read_target(kind: str, name: str, baseline: dict | None,
+                own: float | None = None) -> tuple[float | None, str]:
+    """The p95 (ms) a read's median round must meet, and its text: 2x the baseline run's median
+    p95, else the read's own target or its kind's."""
     if baseline is not None and name in baseline.get('reads', {}):
-        base = baseline['reads'][name]['p95']
+        base = median_of(baseline['reads'][name]['p95'])
         return SCALE_FACTOR * base, f'≤ 2× {baseline["issues"]:,} (p95 {base:.1f})'
-    target = READ_TARGETS_MS.get(kind)
+    target = own if own is not None else READ_TARGETS_MS.get(kind)
     return target, (f'p95 ≤ {target:.0f} ms' if target is not None else '—')
 
 
@@ -922,29 +1119,40 @@ def report(args, results: dict, baseline: dict | None) -> list[str]:
         f'{hot:.0f} / {cold:.0f} ms (reads after an idle or slow moment pay the difference)')
     row('Database size', f'{mib(results["size"])} (' + ', '.join(
         f'{table} {mib(size)}' for table, size in list(tables.items())[:6]) + ')')
-    row('open_hub of the built file', f'{results["open"] * 1000:.0f} ms')
+    first = results.get('first_open', 0.0)
+    row('open_hub of the built file', f'{results["open"] * 1000:.0f} ms' + (
+        f' (the first open of this file: {first:.1f} s, building the derived indexes it lacked)'
+        if first > 1 else ''))
     row('Daily backup (backups.backup: what a serving hub does once a day)',
         f'{results["backup"]:.1f} s')
     ingest = results.get('ingest')
-    if ingest:
+    if ingest and 'open_without_derived' in ingest:
         row('open_hub of a copy without slices and FTS (builds them)',
             f'{ingest["open_without_derived"]:.1f} s')
     for name, figure in results.get('reads', {}).items():
-        target, text = read_target(figure['kind'], name, baseline)
-        ok = None if target is None else figure['p95'] <= target
-        row(name, f'p50 {figure["p50"]:.1f} / p95 {figure["p95"]:.1f} ms (p50 in-process: hublib '
-            f'{figure["hublib_p50"]:.1f}, WSGI {figure["wsgi_p50"]:.1f}; n={figure["n"]}, '
-            f'{figure["items"]} items, {figure["bytes"] / 1024:,.0f} KiB)', text, ok)
+        target, text = read_target(figure['kind'], name, baseline, figure.get('target'))
+        ok = None if target is None else figure['p95'].median <= target
+        row(name, f'p95 {figure["p95"].text()} ms, p50 {figure["p50"].text()} ms (server CPU '
+            f'{figure["cpu"].median:.1f} ms a read; p50 '
+            f'in-process: hublib {figure["hublib_p50"]:.1f}, WSGI {figure["wsgi_p50"]:.1f}; '
+            f'n={figure["n"]} in {figure["rounds"]} rounds, {figure["items"]} items, '
+            f'{figure["bytes"] / 1024:,.0f} KiB)', text, ok)
     if ingest:
-        row(f'State ingest, {ingest["pages"]} pages of {PAGE_ISSUES} (changed issues)',
-            f'HTTP {ingest["http_state"]:.2f} s vs raw {ingest["raw_state"]:.2f} s = '
-            f'{ingest["state_ratio"]:.2f}× (page p50 {ingest["http_state_p50"]:.0f} vs '
-            f'{ingest["raw_state_p50"]:.0f} ms)', '≤ 2× raw', ingest['state_ratio'] <= RATIO_TARGET)
-        row(f'History ingest, {ingest["history_rows"]:,} new rows in pages of 1,000',
-            f'HTTP {ingest["http_history"]:.2f} s vs raw {ingest["raw_history"]:.2f} s = '
-            f'{ingest["history_ratio"]:.2f}× (page p50 {ingest["http_history_p50"]:.0f} vs '
-            f'{ingest["raw_history_p50"]:.0f} ms)', '≤ 2× raw',
-            ingest['history_ratio'] <= RATIO_TARGET)
+        rounds = f'{ingest["rounds"]} rounds' if ingest['rounds'] > 1 else 'one round'
+        row(f'State ingest, {ingest["pages"]} pages of {PAGE_ISSUES} (changed issues) a round',
+            f'HTTP / raw {ingest["state_ratio"].text(2, "×")} ({rounds}; HTTP '
+            f'{ingest["http_state"].text(2, " s")} vs raw {ingest["raw_state"].text(2, " s")}, '
+            f'page p50 {ingest["http_state_p50"].median:.0f} vs '
+            f'{ingest["raw_state_p50"].median:.0f} ms)', '≤ 2× raw, worst round',
+            ingest['state_ratio'].max <= RATIO_TARGET)
+        row(f'History ingest, {ingest["history_rows"].median:,.0f} new rows in pages of 1,000 a '
+            'round', f'HTTP / raw {ingest["history_ratio"].text(2, "×")} ({rounds}; HTTP '
+            f'{ingest["http_history"].text(2, " s")} vs raw {ingest["raw_history"].text(2, " s")}, '
+            f'page p50 {ingest["http_history_p50"].median:.0f} vs '
+            f'{ingest["raw_history_p50"].median:.0f} ms; CPU a page: server process '
+            f'{ingest["http_history_cpu"].median:.1f}, raw {ingest["raw_history_cpu"].median:.1f} ms)',
+            '≤ 2× raw, worst round',
+            ingest['history_ratio'].max <= RATIO_TARGET)
     lines += report_lines(results.get('reports'))
     migration = results.get('migration')
     if migration:
@@ -970,8 +1178,8 @@ def details(results: dict) -> list[str]:
     ingest = results.get('ingest')
     if ingest:
         profile = ingest['profile']
-        for name, http_p50 in (('state', ingest['http_state_p50']),
-                               ('history', ingest['http_history_p50'])):
+        for name, http_p50 in (('state', ingest['http_state_p50'].median),
+                               ('history', ingest['http_history_p50'].median)):
             lines += ['', f'{name.capitalize()} page, ms: HTTP p50 {http_p50:.1f}; in this process '
                       f'through the Falcon app (WSGI) {profile[name + "_wsgi_ms"]:.1f}, through '
                       f'hublib alone {profile[name + "_hublib_ms"]:.1f}; profiled by function '
@@ -982,7 +1190,10 @@ def details(results: dict) -> list[str]:
             lines += ['  the same pages through the Falcon app (WSGI), top by own time:']
             lines += ['  ' + line for line in profile[name + '_wsgi_top']]
         lines += ['', f'Rows a state page writes: {ingest["rows_per_page"]}']
-        if ingest['state_ratio'] > RATIO_TARGET:
+        if ingest.get('cached'):
+            lines += ['Share of each ingest copy in the OS page cache when the rounds began: '
+                      + ', '.join(f'{name} {share:.0%}' for name, share in ingest['cached'].items())]
+        if ingest['state_ratio'].max > RATIO_TARGET:
             lines += ['', 'Query plans of the SELECTs of one state page:']
             for sql, plan in profile['state_plans']:
                 lines += ['```sql', sql[:2000], '```', '```', *plan, '```']
@@ -1009,14 +1220,17 @@ def main(argv: list[str] | None = None) -> int:
     where.add_argument('--keep', metavar='DIR', help='build into DIR and keep it')
     where.add_argument('--reuse', metavar='DIR', help='measure the hub built into DIR by --keep')
     parser.add_argument('--workers', type=int, default=2, help='generator processes')
-    parser.add_argument('--samples', type=int, default=60)
+    parser.add_argument('--samples', type=int, default=60, help='of each read in each round')
+    parser.add_argument('--rounds', type=int, default=5,
+                        help='rounds of every read and ingest ratio (min / median / max)')
     parser.add_argument('--budget', type=float, default=120.0,
                         help='seconds a single read may take in all before sampling stops')
     parser.add_argument('--ingest-pages', type=int, default=100)
     parser.add_argument('--readers', type=int, default=32)
     parser.add_argument('--reader-seconds', type=float, default=20.0)
     parser.add_argument('--skip', default='',
-                        help='comma-separated: reads,jql,ingest,migration,load,reports')
+                        help='comma-separated: reads,jql,ingest,migration,load,reports,rebuild (the '
+                             "ingest copy's open_hub that builds the slices and full-text index)")
     parser.add_argument('--explain', action='store_true', help='plans of every read, not only misses')
     parser.add_argument('--json', metavar='OUT', help='write the figures as JSON')
     parser.add_argument('--baseline', metavar='JSON', help='--json of the 200,000 run')
@@ -1037,9 +1251,12 @@ def main(argv: list[str] | None = None) -> int:
         hub.close()
         seconds_again, hub = open_seconds(data_dir)
         hub.close()
-        results['open'] = min(seconds, seconds_again)
+        # The first open of a file built by an earlier release builds the derived indexes it lacks
+        # (once per file); the second is what every later start pays.
+        results['first_open'], results['open'] = seconds, seconds_again
         say('the daily backup ...')
         results['backup'], todays_backup = measure_backup(data_dir)
+        os.link(todays_backup, tomorrows_name(todays_backup))
         if not {'reads', 'load', 'jql'} <= skip:
             with ServerProcess(data_dir, threads=8) as server:
                 token = server.tokens()['client']
@@ -1047,19 +1264,22 @@ def main(argv: list[str] | None = None) -> int:
                 plan = define_reads(data_dir, client, jira, rng)
                 results['reads'] = {}
                 if 'reads' not in skip:
-                    say(f'reads: {len(plan)} kinds x {args.samples} samples ...')
-                    measured = sample_reads(client, plan, args.samples, args.budget)
+                    say(f'reads: {len(plan)} kinds x {args.samples} samples x {args.rounds} '
+                        'rounds ...')
+                    measured = measure_reads(client, plan, args.samples, args.rounds, args.budget,
+                                             server.process.pid)
                     hub = open_hub(data_dir, create=False)
                     try:
                         in_process = in_process_reads(hub, token, plan)
                         explained = []
                         for read in plan:
                             figure = measured[read.name]
-                            figure.update(kind=read.kind,
+                            figure.update(kind=read.kind, target=read.target,
                                           hublib_p50=in_process[read.name]['hublib'],
                                           wsgi_p50=in_process[read.name]['wsgi'])
-                            target, _ = read_target(read.kind, read.name, baseline)
-                            if args.explain or (target is not None and figure['p95'] > target):
+                            target, _ = read_target(read.kind, read.name, baseline, read.target)
+                            if args.explain or (target is not None
+                                                and figure['p95'].median > target):
                                 explained += explain(hub, read)
                     finally:
                         hub.close()
@@ -1083,6 +1303,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if todays_backup is not None:
             todays_backup.unlink(missing_ok=True)
+            tomorrows_name(todays_backup).unlink(missing_ok=True)
         shutil.rmtree(work, ignore_errors=True)
     lines = report(args, results, baseline) + jql_rows(results) + details(results) \
         + jql_plans(results)
@@ -1090,7 +1311,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(
             {key: value for key, value in results.items() if key != 'explain'},
-            ensure_ascii=False, indent=1, default=str))
+            ensure_ascii=False, indent=1,
+            default=lambda value: value.as_json() if isinstance(value, Spread) else str(value)))
     return 0
 
 

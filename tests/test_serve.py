@@ -153,6 +153,50 @@ def test_startup_lines_name_url_data_and_token_location_never_a_token(hub, caplo
         assert token not in text
 
 
+@pytest.fixture
+def settled_heap():
+    """The collector as ``serve`` sets it for its process, given back afterwards."""
+    import gc
+
+    from hubweb.serve import settle_heap
+    threshold = gc.get_threshold()
+    settle_heap()
+    yield
+    gc.unfreeze()
+    gc.set_threshold(*threshold)
+
+
+def test_a_history_page_of_1000_items_runs_no_garbage_collection_once_served(
+        hub, settled_heap):
+    # serve settles the heap before it answers: a request's containers die by reference
+    # counting before the collector would walk them (with Python's defaults: ~3 collections)
+    import gc
+
+    from falcon import testing
+
+    from hublib import settings
+    from hubweb.app import create_app
+    client = testing.TestClient(create_app(hub), headers={
+        'Authorization': f'Bearer {settings.tokens(hub)["agent"]}'})
+    items = [{'history_id': str(10_000 + n // 2), 'seq': n % 2, 'key': f'AURORA-{n // 10 + 1}',
+              'created': f'2026-10-{n % 28 + 1:02d}T09:{n % 60:02d}:00.000+0300',
+              'author': 'ivanov', 'field_id': 'status', 'field_name': 'Status',
+              'from_value': '1', 'from_string': 'Открыта', 'to_value': '3',
+              'to_string': 'В работе'} for n in range(1000)]
+    body = json.dumps({'agent': 'jira', 'items': items}, ensure_ascii=False)
+    collections = []
+    gc.callbacks.append(lambda phase, info: collections.append(info['generation']))
+    try:
+        for _ in range(3):
+            answer = client.simulate_post('/agent/history', body=body,
+                                          content_type='application/json')
+            assert answer.status_code == 200
+    finally:
+        gc.callbacks.pop()
+    assert answer.json == {'inserted': 0, 'ignored': 1000}
+    assert collections == []
+
+
 def test_concurrent_writes_over_the_thread_pool_bump_version_exactly_once_each(live_server):
     url, client = live_server['url'], live_server['client_token']
     start = http('GET', f'{url}/settings', client)[1]['settings_version']

@@ -8,11 +8,13 @@ rules must agree on every one.
 """
 from __future__ import annotations
 
-from hypothesis import find, given, settings as hypothesis_settings, strategies as st
+import pytest
+from hypothesis import example, find, given, settings as hypothesis_settings, strategies as st
 
-from hublib.history import HistoryItem, item_ok
+from hublib.history import HistoryItem, item_ok, page_columns
 from hublib.mirror import IssueIn, issue_ok
-from hublib.validation import INT64_MAX, INT64_MIN, errors_of
+from hublib.timeutil import to_utc
+from hublib.validation import INT64_MAX, INT64_MIN, ValidationError, errors_of
 
 EDGE_INTS = st.sampled_from([0, -1, 1, INT64_MIN, INT64_MAX, INT64_MIN - 1, INT64_MAX + 1, 2 ** 70])
 INTS = st.one_of(st.integers(), EDGE_INTS)
@@ -66,10 +68,21 @@ ISSUE = objects({
     'attachments': st.one_of(st.none(), st.lists(maybe(ATTACHMENT), max_size=3)),
     'sprint_ids': st.one_of(st.none(), st.lists(maybe(INTS), max_size=3)),
 }, required=('key',))
-HISTORY_ITEM = objects({
+HISTORY_FIELDS = {
     'history_id': IDS, 'seq': INTS, 'key': KEYS, 'created': TIMES, 'author': TEXT,
     'field_id': TEXT, 'field_name': TEXT, 'from_value': TEXT, 'from_string': TEXT,
-    'to_value': TEXT, 'to_string': TEXT}, required=('history_id', 'seq', 'key'))
+    'to_value': TEXT, 'to_string': TEXT}
+HISTORY_ITEM = objects(HISTORY_FIELDS, required=('history_id', 'seq', 'key'))
+# The agent's usual item (every key, a text id): the shape page_columns checks a column at a time.
+USUAL_ITEM = st.fixed_dictionaries({
+    **{name: st.one_of(strategy, strategy, strategy, strategy, JSON)
+       for name, strategy in HISTORY_FIELDS.items()},
+    'history_id': st.one_of(st.text(min_size=1, max_size=3), st.text(min_size=1, max_size=3),
+                            st.text(min_size=1, max_size=3), IDS, JSON),
+    'seq': st.one_of(st.integers(0, 3), st.integers(0, 3), st.integers(0, 3), INTS, JSON),
+    'key': st.one_of(st.from_regex(r'[A-Z][A-Z0-9_]{0,5}-[0-9]{1,4}', fullmatch=True), KEYS)})
+HISTORY_PAGE = st.lists(st.one_of(USUAL_ITEM, USUAL_ITEM, USUAL_ITEM, HISTORY_ITEM, JSON),
+                        min_size=1, max_size=4)
 
 
 def schema_accepts(schema, value) -> bool:
@@ -86,6 +99,51 @@ def test_issue_ok_agrees_with_the_published_issue_schema(issue):
 @given(st.one_of(HISTORY_ITEM, JSON))
 def test_item_ok_agrees_with_the_published_history_schema(item):
     assert item_ok(item) == schema_accepts(HistoryItem(), item), item
+
+
+def _item_by_item(page: list) -> tuple[list[tuple], list] | None:
+    """What page_columns must give: each item's values (``None`` for a text left out, history
+    ids as text) column by column and each item's time in hub UTC, or None when an item is
+    refused."""
+    if not all(map(item_ok, page)):
+        return None
+    rows = [tuple(item.get(name) for name in HISTORY_FIELDS) for item in page]
+    return ([tuple(str(value) if index == 0 and type(value) is int else value for value in column)
+             for index, column in enumerate(zip(*rows))],
+            [to_utc(item.get('created')) for item in page])
+
+
+def usual(**changed) -> dict:
+    item = {'history_id': '10001', 'seq': 0, 'key': 'AURORA-1', 'created': '2026-10-22T09:00:00.000+0300',
+            'author': 'ivanov', 'field_id': 'status', 'field_name': 'Status', 'from_value': '1',
+            'from_string': 'Открыта', 'to_value': '3', 'to_string': 'В работе'}
+    item.update(changed)
+    return item
+
+
+@hypothesis_settings(max_examples=300, deadline=None, derandomize=True)
+@given(HISTORY_PAGE)
+@example([usual(), usual(seq=1), usual(history_id='10002', key='AURORA-2', created=None)])
+@example([usual(), usual(history_id='')])
+@example([usual(), usual(seq=True)])
+@example([usual(), usual(seq=-1)])
+@example([usual(), usual(seq=INT64_MAX + 1)])
+@example([usual(), usual(key='aurora-1')])
+@example([usual(), usual(to_string=3)])
+@example([usual(), usual(author=['ivanov'])])
+@example([usual(), 'not an item'])
+@example([usual(), usual(history_id=10002)])
+@example([usual(), usual(created='2026-02-30T10:00:00.000+0300')])
+@example([usual(created=None), usual(created='garbage')])
+@example([usual(), {**usual(), 'created': 'garbage', 'extra': 1}])
+@example([usual(), {name: value for name, value in usual().items() if name != 'author'}])
+def test_a_page_checked_a_column_at_a_time_agrees_with_its_items(page):
+    expected = _item_by_item(page)
+    if expected is None:
+        with pytest.raises(ValidationError):
+            page_columns(page)
+    else:
+        assert page_columns(page) == expected
 
 
 def test_the_strategies_reach_both_answers():

@@ -61,6 +61,23 @@ def test_updated_since_compares_in_utc(mirrored):
     assert keys(reads.issues(mirrored, updated_since='2026-10-22T06:00:01Z')) == ['AURORA-2']
 
 
+def test_labels_and_notes_are_the_rows_own_values(mirrored):
+    """Label lists are parsed once per distinct text: every answer still gets lists of its own."""
+    mirrored.db.execute_sql("UPDATE issue SET labels = 'не JSON' WHERE key = 'AURORA-3'")
+    mirrored.db.execute_sql("INSERT INTO issue_note (key, work_kind, updated_by) "
+                            "VALUES ('AURORA-2', 'analysis', 'ivanov')")
+    first = {item['key']: item for item in reads.issues(mirrored)['items']}
+    assert first['AURORA-2']['labels'] == first['AURORA-9']['labels'] == ['AWPCA']
+    assert first['AURORA-3']['labels'] == []
+    assert first['AURORA-2']['note'] == {
+        'key': 'AURORA-2', 'work_kind': 'analysis', 'done_text': None, 'rest_text': None,
+        'owner_note': None, 'updated_at': None, 'updated_by': 'ivanov'}
+    assert first['AURORA-9']['note'] is None
+    first['AURORA-2']['labels'].append('чужая')
+    assert first['AURORA-9']['labels'] == ['AWPCA']
+    assert reads.issue_card(mirrored, 'AURORA-2')['labels'] == ['AWPCA']
+
+
 def test_pages_cover_everything_once(mirrored):
     seen, cursor = [], None
     for _ in range(10):  # 5 issues, 2 a page: three pages; more means the cursor does not advance
