@@ -40,10 +40,17 @@ def utc_sql(column: str) -> str:
 # Choice columns compared and ordered through their stored spellings (``_Compiler.stored``):
 # each has an index leading on it, so its distinct values are read by a skip scan, one index
 # seek per value, and ``column IN (spellings)`` is an index range.
+# Status leads issue_facet: its entries are in the order of the facets' GROUP BY (the four
+# choices, labels; key for the slice join), so counting them needs no sorter. 50,000 issues, CPU ms
+# on the loaded machine: facets of the whole mirror 206 -> 21-28, of a slice with `status IN`
+# 76 -> 31 (a whole slice of 36,681: 202 -> ~160, a probe of the slice per issue).
 INDEXED_CHOICES = ('status', 'assignee', 'issue_type', 'priority')
-CHOICE_INDEXES = tuple(
-    f'CREATE INDEX IF NOT EXISTS issue_choice_{name} ON {_ISSUE} ({getattr(_ISSUE, name)})'
-    for name in INDEXED_CHOICES)
+FACET_COLUMNS = (*INDEXED_CHOICES, 'labels', 'key')
+CHOICE_INDEXES = (
+    f'CREATE INDEX IF NOT EXISTS issue_facet ON {_ISSUE} '
+    f'({", ".join(getattr(_ISSUE, name) for name in FACET_COLUMNS)})',
+    *(f'CREATE INDEX IF NOT EXISTS issue_choice_{name} ON {_ISSUE} ({getattr(_ISSUE, name)})'
+      for name in INDEXED_CHOICES[1:]))
 
 
 # Derived indexes that JQL needs (created at open with slices.DERIVED_INDEXES' statements).
