@@ -244,9 +244,11 @@ def response(name: str, *parts: dict[str, fields.Field], base: type[Schema] = Sc
     return base.from_dict(declared, name=name)
 
 
-def page_of(name: str, item: type[Schema], *, paged: bool = True) -> type[Schema]:
-    """A collection answer ``{items: [item], next_cursor}`` (contract §10)."""
+def page_of(name: str, item: type[Schema], *, paged: bool = True,
+            **named: fields.Field) -> type[Schema]:
+    """A collection answer ``{items: [item], next_cursor}`` (contract §10), with ``named``
+    fields beside them."""
     listed = {'items': fields.List(fields.Nested(item), required=True)}
     if paged:
         listed['next_cursor'] = fields.String(allow_none=True)
-    return response(name, listed)
+    return response(name, listed, **named)

@@ -27,7 +27,11 @@ IssueOutSchema = response(
     neighbor=fields.Boolean(), note=fields.Nested(NoteSchema, **_NULLABLE),
     snippet=fields.String(metadata={'description': 'только с text=: фрагмент текста, найденные '
                                                    'слова в [квадратных скобках]'}))
-IssueListSchema = page_of('IssueList', IssueOutSchema)
+IssueListSchema = page_of('IssueList', IssueOutSchema, ranked_within=fields.Integer(metadata={
+    'description': 'только когда совпадений больше, чем ранжируется за раз (частое слово в '
+                   'большом зеркале): релевантность упорядочивает задачи внутри окон по столько '
+                   'совпадений, начиная с самых новых; курсор проходит все совпадения '
+                   '(docs/jql.md)'}))
 
 IssueCountSchema = response('IssueCount', integers('count', required=True))
 FacetValueSchema = response('FacetValue', integers('count', required=True),

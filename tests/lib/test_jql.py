@@ -564,3 +564,57 @@ def test_sql_time_agrees_with_to_utc_on_jira_shapes(hub):
 
 def test_json_of_results_is_plain(mirrored):
     json.dumps(reads.issues(mirrored, jql='ORDER BY priority DESC'))
+
+
+# --- issue 24: the fast shapes answer what the slow ones did -------------------------------------
+
+def pages(hub, query: str, limit: int, **options) -> list[str]:
+    seen, cursor = [], None
+    for _ in range(len(ALL) + 2):
+        page = reads.issues(hub, jql=query, limit=limit, cursor=cursor, **options)
+        seen += keys(page)
+        cursor = page['next_cursor']
+        if cursor is None:
+            return seen
+    raise AssertionError('the cursor never ends')
+
+
+@pytest.mark.parametrize('query', [
+    'ORDER BY created DESC', 'ORDER BY created', 'ORDER BY updated DESC', 'ORDER BY updated',
+    'status != Готово ORDER BY created DESC, priority', 'ORDER BY updated, created DESC'])
+def test_a_big_slice_walks_the_issue_index_in_the_same_order_as_its_sort(mirrored, monkeypatch,
+                                                                         query):
+    def neighbors() -> list[bool]:
+        return [item['neighbor'] for item in reads.issues(
+            mirrored, jql=query, project='AWPCA', limit=100)['items']]
+
+    monkeypatch.setattr(reads, '_walk_index', lambda hub, label: False)
+    sorted_slice, sorted_neighbors = found(mirrored, query, project='AWPCA'), neighbors()
+    assert len(sorted_slice) >= 3 and True in sorted_neighbors
+    assert pages(mirrored, query, 1, project='AWPCA') == sorted_slice
+    monkeypatch.setattr(reads, '_walk_index', lambda hub, label: True)
+    assert found(mirrored, query, project='AWPCA') == sorted_slice
+    assert pages(mirrored, query, 1, project='AWPCA') == sorted_slice
+    assert neighbors() == sorted_neighbors
+
+
+def test_walking_the_index_is_chosen_for_a_slice_big_beside_the_mirror(mirrored, monkeypatch):
+    size = reads.slices.counts(mirrored, 'AWPCA')
+    members = size['own_count'] + size['neighbor_count']
+    assert reads._walk_index(mirrored, 'AWPCA') == (members * members > 10 * len(ALL))
+    monkeypatch.setattr(reads.slices, 'counts',
+                        lambda hub, label: {'own_count': 10 * len(ALL), 'neighbor_count': 0})
+    assert reads._walk_index(mirrored, 'AWPCA')
+    monkeypatch.setattr(reads.slices, 'counts',
+                        lambda hub, label: {'own_count': 1, 'neighbor_count': 0})
+    assert not reads._walk_index(mirrored, 'AWPCA')
+
+
+@pytest.mark.parametrize('query', [
+    'status CHANGED', 'status CHANGED TO Готово', 'status CHANGED FROM Открыта BY ivanov',
+    'assignee CHANGED', 'status WAS "В работе"', 'status WAS IN (Открыта, Готово)',
+    'status WAS NOT Готово', 'priority WAS Высокий'])
+def test_history_without_a_window_pages_through_the_same_issues(mirrored, query):
+    whole = found(mirrored, query)
+    assert pages(mirrored, query, 1) == whole
+    assert pages(mirrored, query, 2, project='AWPCA') == found(mirrored, query, project='AWPCA')

@@ -76,6 +76,28 @@ def test_the_count_of_a_whole_slice_is_its_list_with_neighbours(mirrored, client
     assert get(client, client_headers, '/issues/count', **params).json == {'count': len(listed)}
 
 
+def test_bounded_ranking_says_ranked_within_over_http(mirrored, client, client_headers,
+                                                      monkeypatch):
+    """Issue 24: over HTTP the page carries ``ranked_within`` (documented in the OpenAPI
+    IssueList) when the matches pass the window, and the cursor still walks every match."""
+    from hublib import search
+    exact = get(client, client_headers, '/issues', jql='text ~ склад*', limit='100').json
+    assert 'ranked_within' not in exact and len(exact['items']) >= 3
+    monkeypatch.setattr(search, 'RANK_WINDOW', 2)
+    seen, cursor = [], None
+    while True:
+        page = get(client, client_headers, '/issues', jql='text ~ склад*', limit='1',
+                   **({'cursor': cursor} if cursor else {})).json
+        assert page['ranked_within'] == 2
+        seen += [item['key'] for item in page['items']]
+        cursor = page['next_cursor']
+        if cursor is None:
+            break
+    assert sorted(seen) == sorted(item['key'] for item in exact['items'])
+    listed = client.simulate_get('/openapi.json').json['components']['schemas']['IssueList']
+    assert listed['properties']['ranked_within']['type'] == 'integer'
+
+
 def test_facets_count_within_the_query(mirrored, client, client_headers):
     facets = get(client, client_headers, '/issues/facets', jql='project = AURORA').json
     assert facets['status'] == [
