@@ -108,6 +108,17 @@ class Client:
         self.headers = {'Authorization': f'Bearer {token}', 'Content-Type': 'application/json'}
 
     def request(self, method: str, path: str, body: bytes | None = None) -> tuple[int, object]:
+        try:
+            return self._request(method, path, body)
+        except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+            # the server closes a keep-alive connection left idle past its channel timeout (60 s:
+            # the raw baseline runs between the ingest and the reads); a GET is safe to send again
+            if method != 'GET':
+                raise
+            self.connection.close()
+            return self._request(method, path, body)
+
+    def _request(self, method: str, path: str, body: bytes | None) -> tuple[int, object]:
         self.connection.request(method, path, body=body, headers=self.headers)
         response = self.connection.getresponse()
         data = response.read()
