@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import datetime
 import gc
 import json
 import os
@@ -66,7 +65,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Callable
 from urllib.parse import quote
@@ -898,12 +897,12 @@ def report_subjects(data_dir: Path) -> dict:
     by_size = sorted(sizes, key=lambda row: abs(row[1] - REPORT_PROJECT_ISSUES))
     chosen = [by_size[0]] + [next(row for row in by_size if row[2] is not None)]
     until = last[:10]
-    since = (datetime.date.fromisoformat(until) - datetime.timedelta(days=REPORT_DAYS - 1)).isoformat()
+    since = (date.fromisoformat(until) - timedelta(days=REPORT_DAYS - 1)).isoformat()
     return {'sprint': sprint, 'projects': list(dict.fromkeys((label, own, board is not None)
                                                              for label, own, board in chosen)),
             'since': since, 'until': until,
-            'until_exclusive': (datetime.date.fromisoformat(until)
-                                + datetime.timedelta(days=1)).isoformat()}
+            'until_exclusive': (date.fromisoformat(until)
+                                + timedelta(days=1)).isoformat()}
 
 
 def report_plan(subjects: dict) -> list[Read]:

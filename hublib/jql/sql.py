@@ -146,8 +146,10 @@ class _Compiler:
     """Turns clauses into SQL text with named parameters (``:j0``, ``:j1`` …)."""
 
     def __init__(self, hub, clock: Clock, params: dict[str, Any], *, sliced: bool,
-                 natural: str | None):
+                 natural: str | None, walked: bool = False):
         self.hub, self.clock, self.params, self.sliced = hub, clock, params, sliced
+        # a page walks an order (see spellings); a count or facets has none
+        self.walked = walked
         # the natural-order column the page walks (None: another order): a project's keys are
         # a range of it, so a project filter narrows the walk instead of testing every row
         self.natural = natural
@@ -180,10 +182,19 @@ class _Compiler:
         return self._stored[column]
 
     def spellings(self, column: str, folded: Iterable[object]) -> str:
-        """``column IN (…)`` of the stored spellings whose casefold is one of ``folded``."""
+        """``column IN (…)`` of the stored spellings whose casefold is one of ``folded``.
+
+        A page (``walked``) tests the rows its order's walk meets (``+``: SQLite stays on the
+        walk's index, natural key, updated or created, and stops with the page) instead of
+        collecting every issue of the choice by the choice index and sorting them all; a count
+        or facets takes the choice index. 200,000 issues, first page of 100, CPU on a quiet
+        machine: ``status = Готово`` 95 -> 4 ms, ``… ORDER BY created DESC`` 401 -> 6 ms,
+        ``project = AURORA AND status IN (…) AND assignee = ivanov ORDER BY updated DESC``
+        126 -> 6 ms; their counts with the index 4–13 ms (26–47 ms without)."""
         wanted = set(folded)
         spelled = [value for value in self.stored(column) if fold(value) in wanted]
-        return f'i.{column} IN ({self.params_of(spelled)})'
+        walk = '+' if self.walked else ''
+        return f'{walk}i.{column} IN ({self.params_of(spelled)})'
 
     # --- the tree -------------------------------------------------------------------------------
 
@@ -640,7 +651,8 @@ def compile_search(hub, query: Query, *, tz: str | None = None, extra: Iterable 
                    rank: bool = True) -> Search:
     """SQL of ``query`` AND-ed with ``extra`` clauses (the other filters of GET /issues), over the
     slice of ``label`` when given. Reads the settings, projects and sprints it needs (the caller
-    holds the read transaction). ``rank=False``: a ``~`` only filters (counts, facets)."""
+    holds the read transaction). ``rank=False``: a ``~`` only filters, and nothing walks an order
+    (counts, facets)."""
     clock = Clock(now if now is not None else hub.clock(), zone(tz))
     search = Search(label=label)
     terms = ([] if query.where is None else
@@ -661,7 +673,8 @@ def compile_search(hub, query: Query, *, tz: str | None = None, extra: Iterable 
     natural = None
     if not order and search.match is None:
         natural = 'm.sort_key' if label is not None else _NATURAL_I
-    compiler = _Compiler(hub, clock, search.params, sliced=label is not None, natural=natural)
+    compiler = _Compiler(hub, clock, search.params, sliced=label is not None, natural=natural,
+                         walked=rank)
     for term in terms:
         search.conditions.append(compiler.node(term))
     for sort in order:
