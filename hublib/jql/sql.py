@@ -235,29 +235,42 @@ class _Compiler:
     def filled(column: str) -> str:
         return f"({column} IS NOT NULL AND {column} != '')"
 
-    def _choice(self, clause: Clause) -> str:
-        column = f'i.{getattr(_ISSUE, clause.field.column)}'
-        operator = clause.operator
+    @staticmethod
+    def presence(operator: str, filled: str, empty: str | None = None) -> str | None:
+        """``IS EMPTY`` / ``IS NOT EMPTY`` of a field that holds a value where ``filled`` does
+        (``empty``: its negation, when it can be said in a form an index serves); None for any
+        other operator."""
         if operator == 'is empty':
-            return self.empty(column)
+            return empty or f'NOT {filled}'
         if operator == 'is not empty':
-            return self.filled(column)
-        values = [fold(value.text) for value in clause.values if not value.empty]
+            return filled
+        return None
+
+    def column_presence(self, operator: str, column: str) -> str | None:
+        """:meth:`presence` of a text column, where ``''`` is empty like NULL."""
+        return self.presence(operator, self.filled(column), self.empty(column))
+
+    def _choice(self, clause: Clause) -> str:
+        name = getattr(_ISSUE, clause.field.column)
+        column = f'i.{name}'
+        operator = clause.operator
+        if (present := self.column_presence(operator, column)) is not None:
+            return present
+        texts = [value.text for value in clause.values if not value.empty]
         with_empty = any(value.empty for value in clause.values)
-        listed = f'hub_fold({column}) IN ({self.params_of(values)})'
-        epics = [lookup_key(value.text) for value in clause.values if not value.empty]
+        epics = [lookup_key(text) for text in texts]
         if clause.field.column == 'epic_key' and all(map(is_issue_key, epics)):
             # an epic is an issue key, which the mirror holds as Jira writes it (upper-case):
             # the epic_key index finds its issues instead of a casefold of every row (50,000
             # issues, an epic's first 50 on its card: 69 -> 3 ms CPU on the loaded machine)
             listed = f'{column} IN ({self.params_of(epics)})'
         elif clause.field.column in INDEXED_CHOICES:
-            listed = self.spellings(getattr(_ISSUE, clause.field.column), values)
+            listed = self.spellings(name, map(fold, texts))
+        else:
+            listed = f'hub_fold({column}) IN ({self.params_of(map(fold, texts))})'
         if operator in ('=', 'in'):
             return f'({listed} OR {self.empty(column)})' if with_empty else listed
-        if clause.field.column in INDEXED_CHOICES:
-            return f'({self.filled(column)} AND NOT {listed})'
-        return f'({self.filled(column)} AND hub_fold({column}) NOT IN ({self.params_of(values)}))'
+        return f'({self.filled(column)} AND NOT {listed})'
 
     def _key(self, clause: Clause) -> str:
         operator = clause.operator
@@ -325,11 +338,8 @@ class _Compiler:
                 f'({self.params_of(found)}))')
 
     def _text(self, clause: Clause) -> str:
-        column = clause.field.column
-        if clause.operator in ('is empty', 'is not empty'):
-            sql_column = f'i.{getattr(_ISSUE, column)}'
-            return self.empty(sql_column) if clause.operator == 'is empty' \
-                else self.filled(sql_column)
+        if clause.operator in ('is empty', 'is not empty'):  # a column's text, not `text ~`
+            return self.column_presence(clause.operator, f'i.{getattr(_ISSUE, clause.field.column)}')
         expression = fulltext.match_expression(clause.values[0].text,
                                                fulltext.COLUMN_OF.get(clause.field.name))
         if expression is None:
@@ -366,10 +376,8 @@ class _Compiler:
     def _labels(self, clause: Clause) -> str:
         column = f'i.{_ISSUE.labels}'
         listed = f"({column} IS NOT NULL AND {column} NOT IN ('', '[]'))"
-        if clause.operator == 'is empty':
-            return f'NOT {listed}'
-        if clause.operator == 'is not empty':
-            return listed
+        if (present := self.presence(clause.operator, listed)) is not None:
+            return present
         held = []
         for value in clause.values:
             if value.empty:
@@ -390,10 +398,8 @@ class _Compiler:
     def _moment(self, clause: Clause) -> str:
         column = f'i.{getattr(_ISSUE, clause.field.column)}'
         operator = clause.operator
-        if operator == 'is empty':
-            return self.empty(column)
-        if operator == 'is not empty':
-            return self.filled(column)
+        if (present := self.column_presence(operator, column)) is not None:
+            return present
         span = self.clock.span(clause.values[0])
         expression = utc_sql(column)
         start, end = self.param(sql_moment(span.start)), self.param(sql_moment(span.end))
@@ -411,10 +417,8 @@ class _Compiler:
     def _date(self, clause: Clause) -> str:
         column = f'i.{getattr(_ISSUE, clause.field.column)}'
         operator = clause.operator
-        if operator == 'is empty':
-            return self.empty(column)
-        if operator == 'is not empty':
-            return self.filled(column)
+        if (present := self.column_presence(operator, column)) is not None:
+            return present
         span = self.clock.span(clause.values[0])
         day = f'substr({column}, 1, 10)'
 
@@ -433,10 +437,8 @@ class _Compiler:
 
     def _number(self, clause: Clause) -> str:
         column = f'i.{_ISSUE.story_points}'
-        if clause.operator == 'is empty':
-            return f'{column} IS NULL'
-        if clause.operator == 'is not empty':
-            return f'{column} IS NOT NULL'
+        if (present := self.presence(clause.operator, f'{column} IS NOT NULL')) is not None:
+            return present
         value = clause.values[0]
         try:
             number = float(value.text)
@@ -448,10 +450,8 @@ class _Compiler:
 
     def _sprint(self, clause: Clause) -> str:
         member = f'i.key IN (SELECT s.{_ISSUE_SPRINT.key} FROM {_ISSUE_SPRINT} s)'
-        if clause.operator == 'is empty':
-            return f'NOT {member}'
-        if clause.operator == 'is not empty':
-            return member
+        if (present := self.presence(clause.operator, member)) is not None:
+            return present
         sprints = list(JiraSprint.select(JiraSprint.sprint_id, JiraSprint.name, JiraSprint.state)
                        .tuples().execute(self.hub.db))
         ids: set[int] = set()
