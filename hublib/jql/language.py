@@ -436,14 +436,20 @@ class _Parser:
         if token.kind != '(':
             raise self.expected('список в скобках')
         self.take()
-        self.opened.append(token.position)
-        items = [self.value()]
-        while self.token.kind == ',':
-            self.take()
+        return self.listed(token, may_be_empty=False)
+
+    def listed(self, opening, *, may_be_empty: bool) -> tuple[Value, ...]:
+        """The values after ``opening`` (a "(" already taken), comma-separated, and its ")"."""
+        self.opened.append(opening.position)
+        items = []
+        if not (may_be_empty and self.token.kind == ')'):
             items.append(self.value())
+            while self.token.kind == ',':
+                self.take()
+                items.append(self.value())
         if self.token.kind != ')':
             if self.token.kind == 'end':
-                raise refusal('незакрытая скобка "("', token.position)
+                raise refusal('незакрытая скобка "("', opening.position)
             raise self.expected('"," или ")"')
         self.opened.pop()
         self.take()
@@ -475,22 +481,8 @@ class _Parser:
             raise refusal(f'функция {token.text}() недоступна в зеркале', token.position)
         if folded not in FUNCTIONS:
             raise refusal(f'неизвестная функция {token.text}()', token.position)
-        opening = self.take()
-        self.opened.append(opening.position)
-        arguments = []
-        if self.token.kind != ')':
-            arguments.append(self.value())
-            while self.token.kind == ',':
-                self.take()
-                arguments.append(self.value())
-        if self.token.kind != ')':
-            if self.token.kind == 'end':
-                raise refusal('незакрытая скобка "("', opening.position)
-            raise self.expected('"," или ")"')
-        self.opened.pop()
-        self.take()
-        return Value(token.text, token.position, function=FUNCTIONS[folded],
-                     arguments=tuple(arguments))
+        arguments = self.listed(self.take(), may_be_empty=True)
+        return Value(token.text, token.position, function=FUNCTIONS[folded], arguments=arguments)
 
     def sort(self) -> Sort:
         spec, name = self.field()
