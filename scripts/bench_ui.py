@@ -1,7 +1,11 @@
 """Benchmark of the web UI: every API call each view makes (p50/p95) at 50,000 issues, and the
 bytes the first load transfers.
 
-    .venv/bin/python scripts/bench_ui.py [--issues 50000] [--samples 40]
+    .venv/bin/python scripts/bench_ui.py [--issues 50000] [--samples 40] [--data DIR] [--only TEXT]
+
+``--data DIR`` keeps the filled mirror in DIR (filled on the first run, reused by the next ones:
+the fill of 50,000 issues takes a minute or two); ``--only TEXT`` measures only the calls whose
+label contains TEXT (the first-load figures are then skipped).
 
 1. A hub is filled through hublib exactly as ``bench_reads.py`` does (``--issues`` issues of
    ``hubweb.demo.FakeJira`` with links, comments, sprints, history and boards; projects AWPCA and
@@ -66,6 +70,21 @@ def add_batches_and_notes(data_dir: Path, issues: int) -> dict:
             notes.put_note(hub, f'AURORA-{number}', {'work_kind': 'Аналитика',
                                                      'done_text': 'сделано', 'updated_by': 'bench'})
         return {'batch': big['id']}
+    finally:
+        hub.close()
+
+
+def reuse(data_dir: Path) -> tuple[dict, list[str], dict]:
+    """Tokens, change moments and the big batch of a mirror an earlier run filled and kept."""
+    from hublib import settings
+
+    hub = open_hub(data_dir)
+    try:
+        moments = [row[0] for row in hub.db.execute_sql(
+            'SELECT at FROM issue_change WHERE at IS NOT NULL ORDER BY at')]
+        (batch_id,), = hub.db.execute_sql('SELECT id FROM batch WHERE title = ?',
+                                          ('Комментарии по итогам спринта',))
+        return settings.tokens(hub), moments[::max(1, len(moments) // 1000)], {'batch': batch_id}
     finally:
         hub.close()
 
@@ -192,17 +211,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--issues', type=int, default=50_000)
     parser.add_argument('--samples', type=int, default=40)
     parser.add_argument('--cpu-samples', type=int, default=10)
+    parser.add_argument('--data', type=Path, help='keep the filled mirror here and reuse it')
+    parser.add_argument('--only', default='', help='measure only calls whose label contains this')
     args = parser.parse_args(argv)
     overall = time.perf_counter()
-    root = Path(tempfile.mkdtemp(prefix='bench-ui-'))
+    root = args.data or Path(tempfile.mkdtemp(prefix='bench-ui-'))
+    global view_calls
+    if args.only:
+        every_call = view_calls
+        view_calls = lambda *a: [c for c in every_call(*a) if args.only in c[1]]  # noqa: E731
     try:
         started = time.perf_counter()
-        tokens, moments = fill_mirror(root / 'hub', args.issues)
-        extra = add_batches_and_notes(root / 'hub', args.issues)
-        print(f'filled {args.issues:,} issues through hublib in {time.perf_counter() - started:.1f} s')
+        if (root / 'hub' / 'filled').exists():
+            tokens, moments, extra = reuse(root / 'hub')
+            print(f'reused the mirror in {root / "hub"}')
+        else:
+            tokens, moments = fill_mirror(root / 'hub', args.issues)
+            extra = add_batches_and_notes(root / 'hub', args.issues)
+            (root / 'hub' / 'filled').write_text(str(args.issues))
+            print(f'filled {args.issues:,} issues through hublib in {time.perf_counter() - started:.1f} s')
         with ServerProcess(root / 'hub', threads=8) as server:
-            loaded = first_load(server.url)
-            every_view = first_load(server.url, tuple(sorted(
+            loaded = [] if args.only else first_load(server.url)
+            every_view = [] if args.only else first_load(server.url, tuple(sorted(
                 path.stem for path in (ROOT / 'hubweb/ui/static/js/views').glob('*.js'))))
             client = KeepAliveClient(server.url, tokens['client'], timeout=60)
             rng = random.Random(14)
@@ -226,7 +256,8 @@ def main(argv: list[str] | None = None) -> int:
         cpu = cpu_per_call(root / 'hub', tokens['client'], args.issues, moments, extra['batch'],
                            args.cpu_samples)
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        if not args.data:
+            shutil.rmtree(root, ignore_errors=True)
 
     base95 = percentile(baseline, 0.95)
     print(f'baseline GET /health: p50 {statistics.median(baseline):.1f} ms, p95 {base95:.1f} ms')
