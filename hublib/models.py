@@ -248,6 +248,25 @@ class SliceCount(BaseModel):
     neighbor_count = IntegerField()
 
 
+class SliceFacet(BaseModel):
+    """Derived: how many issues of each project's slice hold each combination of the facet
+    columns (status, assignee, issue type, priority, labels; NULL stored as ''), so the facets of
+    a whole slice read a few hundred rows, not the slice. Kept by triggers on ``issue`` and
+    ``issue_member`` (``hublib.facet_counts``), whatever writes them."""
+
+    label = TextField()
+    status = TextField()
+    assignee = TextField()
+    issue_type = TextField()
+    priority = TextField()
+    labels = TextField()
+    count = IntegerField()
+
+    class Meta:
+        primary_key = CompositeKey('label', 'status', 'assignee', 'issue_type', 'priority', 'labels')
+        without_rowid = True
+
+
 class IssueSearch(BaseModel):
     """Derived: a stable document id per issue for the full-text index (``hublib.search``)."""
 
@@ -307,15 +326,16 @@ class IdempotentRequest(BaseModel):
         indexes = ((('created_at',), False),)
 
 
-INTERNAL_MODELS = (IssueMember, SliceCount, IssueSearch, RefreshWritten, BatchFollowup, LateDone,
-                   BatchRetry, IdempotentRequest)
+INTERNAL_MODELS = (IssueMember, SliceCount, SliceFacet, IssueSearch, RefreshWritten, BatchFollowup,
+                   LateDone, BatchRetry, IdempotentRequest)
 
 # Tables only the agent's side writes (spec «Зеркало задачи», «Доски, спринты…», contract §14).
 MIRROR_TABLES = ('issue', 'issue_link', 'issue_comment', 'issue_attachment', 'issue_change',
                  'issue_sprint', 'jira_board', 'jira_sprint', 'attachment_file', 'sync_run')
 # What ingest derives from them. An interface process (MCP) refuses writes to both with an
 # authorizer; notes and the queue's tables stay writable.
-DERIVED_TABLES = ('issue_member', 'slice_count', 'refresh_written', 'issue_search', 'issue_fts')
+DERIVED_TABLES = ('issue_member', 'slice_count', 'slice_facet', 'refresh_written', 'issue_search',
+                  'issue_fts')
 GUARDED_TABLES = MIRROR_TABLES + DERIVED_TABLES
 
 

@@ -22,7 +22,7 @@ from typing import Any, Iterator
 
 from peewee import JOIN, SQL, Tuple, fn
 
-from . import fields, files, jql, slices, validators
+from . import facet_counts, fields, files, jql, slices, validators
 from . import search as search_sql
 from .db import Hub, Prepared
 from .errors import NotFoundError, ValidationError
@@ -426,6 +426,11 @@ def issue_facets(hub: Hub, *, jql: str | None = None, project: str | None = None
     counted: dict[str, dict] = {name: {} for name in (*FACETS, 'labels')}
     with hub.read():
         search = _search(hub, args, rank=False)
+        if search.label is not None and not search.conditions:
+            # a whole slice: its kept combination counts (hublib.facet_counts; 50,000 issues, a
+            # slice of 36,681: 84-94 -> see docs/performance.md, Web UI)
+            _count_facets(counted, facet_counts.slice_combinations(hub, search.label))
+            return _facet_lists(counted)
         tables, _, _, where = _drive(search)
         # a plain JOIN, not the walk's CROSS JOIN: SQLite may then drive from the issue_facet
         # index (jql.sql), whose order is the GROUP BY's, and skip the sorter of every row
@@ -436,14 +441,23 @@ def issue_facets(hub: Hub, *, jql: str | None = None, project: str | None = None
         # issues, a project slice of 36,681, CPU ms on the loaded 2-core machine: 371 with a scan
         # for the four fields (NULLIF in GROUP BY) and a json_each scan for the labels -> 206.
         columns = ', '.join(f'i.{getattr(_ISSUE, name)}' for name in (*FACETS, 'labels'))
-        for *values, labels, count in hub.db.execute_sql(
-                f'SELECT {columns}, count(*) FROM {tables}{condition} GROUP BY {columns}',
-                _params(search)):
-            for name, value in zip(FACETS, values):
-                value = value or None  # an empty text is no value, as NULL
-                counted[name][value] = counted[name].get(value, 0) + count
-            for label in _label_list(labels):
-                counted['labels'][label] = counted['labels'].get(label, 0) + count
+        _count_facets(counted, hub.db.execute_sql(
+            f'SELECT {columns}, count(*) FROM {tables}{condition} GROUP BY {columns}',
+            _params(search)))
+    return _facet_lists(counted)
+
+
+def _count_facets(counted: dict[str, dict], combinations) -> None:
+    """Add rows of (status, assignee, issue type, priority, labels, count) to ``counted``."""
+    for *values, labels, count in combinations:
+        for name, value in zip(FACETS, values):
+            value = value or None  # an empty text is no value, as NULL
+            counted[name][value] = counted[name].get(value, 0) + count
+        for label in _label_list(labels):
+            counted['labels'][label] = counted['labels'].get(label, 0) + count
+
+
+def _facet_lists(counted: dict[str, dict]) -> dict:
     return {name: [{'value': value, 'count': count} for value, count in sorted(
         values.items(), key=lambda item: (-item[1], item[0] is None, str(item[0])))]
         for name, values in counted.items()}

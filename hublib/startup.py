@@ -14,7 +14,7 @@ import os
 import time
 from pathlib import Path
 
-from . import jql, reconstruction, search, settings, slices
+from . import facet_counts, jql, reconstruction, search, settings, slices
 from .db import (BUSY_TIMEOUT_MS, Hub, check_data_dir, connect, create_internal_tables,
                  default_data_dir, mirror_guard, prepare_directories, prepare_schema,
                  refuse_unusable_file, require_hub)
@@ -81,6 +81,7 @@ def _prepare_derived(hub: Hub) -> None:
                 slices.recount(hub, label)
         if build_search:
             search.build(hub)
+        facet_counts.prepare(hub)
         if announce:
             log.info('готово за %.0f с', time.monotonic() - started)
 

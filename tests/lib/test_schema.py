@@ -17,7 +17,7 @@ TABLES = {'issue', 'issue_link', 'issue_comment', 'issue_change', 'issue_attachm
           'command', 'sync_run', 'agent_status', 'setting', 'project', 'jira_project'}
 # The hub's own bookkeeping and derived indexes (models.INTERNAL_MODELS, hublib.search), made at
 # every open when missing; FTS5 keeps its index in shadow tables named after it.
-INTERNAL_TABLES = {'issue_member', 'slice_count', 'issue_search', 'refresh_written', 'batch_followup', 'late_done',
+INTERNAL_TABLES = {'issue_member', 'slice_count', 'slice_facet', 'issue_search', 'refresh_written', 'batch_followup', 'late_done',
                    'batch_retry', 'idempotent_request',
                    'issue_fts', 'issue_fts_data', 'issue_fts_idx', 'issue_fts_docsize', 'issue_fts_config'}
 
