@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import csv
 import functools
+import heapq
 import io
+import itertools
 import json
 import operator
 from datetime import datetime
@@ -235,7 +237,8 @@ def _issue_rows(hub: Hub, search: jql.Search, limit: int, cursor: str | None):
         return _in_key_order(hub, search, params, after), lambda row: [row['sort_key']], None
     count = len(search.order)
     after = decode_cursor(cursor, (_SORT_VALUE,) * count + (str,))
-    return (_in_order(hub, search, params, after),
+    rows_in_order = _by_choice if _walks_choice(hub, search) else _in_order
+    return (rows_in_order(hub, search, params, after),
             lambda row: [row[f's{n}'] for n in range(count)] + [row['sort_key']], None)
 
 
@@ -300,6 +303,80 @@ def _walk_index(hub: Hub, label: str) -> bool:
     size = own['own_count'] + own['neighbor_count']
     mirror = hub.db.execute_sql(f'SELECT max(rowid) FROM {_ISSUE}').fetchone()[0] or 0
     return size * size > 10 * mirror
+
+
+def _walks_choice(hub: Hub, search: jql.Search) -> bool:
+    """Whether a page in one choice's order walks the choice's values (:func:`_by_choice`): with
+    no other filter (a filter may match few issues of a value: sorting those is cheaper than
+    walking the value), over the mirror or a slice the walk suits (:func:`_walk_index`)."""
+    return (search.choice is not None and not search.conditions
+            and (search.label is None or _walk_index(hub, search.label)))
+
+
+def _by_choice(hub: Hub, search: jql.Search, params: dict, after: list | None) -> list[dict]:
+    """A page in one choice's order (``ORDER BY status DESC``), the rows and order of
+    :func:`_in_order`, without sorting every issue.
+
+    The column's stored spellings (a skip scan: a few statuses, people, types), NULL and ''
+    are given their sort values by the order's own SQL, then visited in that order: a spelling
+    is one range of ``issue_choice_order_<column>`` in natural key order, read from the cursor
+    on until the page is full; spellings with the same sort values (``Готово``, ``готово``)
+    are merged by natural key. 50,000 issues, first page of 100 of ``ORDER BY status DESC``:
+    CPU 67-80 ms (a sort of every issue by the CASE of spellings and the natural key) -> see
+    docs/performance.md, Web UI."""
+    column, columns = search.choice, search.order
+    spellings = [None, '', *jql.stored_values(hub, column)]
+    names = {f'v{n}': value for n, value in enumerate(spellings)}
+    listed = ', '.join(f'(:{name})' for name in names)
+    sort_values = ', '.join(f'{sort.sql} AS s{n}' for n, sort in enumerate(columns))
+    ranked = ', '.join(f's{n} DESC' if sort.descending else f's{n} NULLS LAST'
+                       for n, sort in enumerate(columns))
+    groups: dict[tuple, list] = {}
+    for spelling, *values in hub.db.execute_sql(
+            f'WITH i({column}) AS (VALUES {listed}) SELECT i.{column}, {sort_values} FROM i '
+            f'ORDER BY {ranked}', {**search.params, **names}):
+        groups.setdefault(tuple(values), []).append(spelling)
+    if search.label is not None:
+        tables = (f'{_ISSUE} i CROSS JOIN {_MEMBER} m ON m.{_MEMBER.label} = :label '
+                  f'AND m.{_MEMBER.key} = i.{_ISSUE.key}')
+        neighbor, sort_key = f'm.{_MEMBER.neighbor}', f'm.{_MEMBER.sort_key}'
+    else:
+        tables, neighbor, sort_key = f'{_ISSUE} i', f'i.{_ISSUE.neighbor}', _NATURAL
+    extra = f'{sort_values}, {sort_key} AS sort_key'
+    wanted, rows = params['limit'], []
+    for values, group in groups.items():
+        if after is not None:
+            place = _compare(values, after[:-1], columns)
+            if place < 0:
+                continue  # the cursor is past this value
+        ranges = []
+        for spelling in group:
+            where = [f'i.{column} IS NULL' if spelling is None else f'i.{column} = :spelling']
+            if after is not None and place == 0:
+                where.append(f'{_NATURAL} > :after_key')
+            ranges.append(_select_issues(
+                hub, tables, neighbor, where,
+                {**params, 'spelling': spelling, 'after_key': after and after[-1],
+                 'limit': wanted - len(rows)}, extra=extra, order=_NATURAL))
+        merged = heapq.merge(*ranges, key=operator.itemgetter('sort_key'))
+        rows.extend(itertools.islice(merged, wanted - len(rows)))
+        if len(rows) >= wanted:
+            break
+    return rows
+
+
+def _compare(values: tuple, cursor: list, columns: list[jql.SortColumn]) -> int:
+    """Where sort values stand against a cursor's in the order of ``columns``: -1 before it,
+    0 the same, 1 after (SQLite's order: NULL last both ways, numbers before text)."""
+    for value, mark, column in zip(values, cursor, columns):
+        if value == mark and isinstance(value, str) == isinstance(mark, str):
+            continue
+        if value is None or mark is None:
+            return 1 if value is None else -1
+        ours, theirs = (isinstance(value, str), value), (isinstance(mark, str), mark)
+        before = ours > theirs if column.descending else ours < theirs
+        return -1 if before else 1
+    return 0
 
 
 def _after(columns: list[jql.SortColumn], natural: str, after: list, params: dict) -> str:
