@@ -23,10 +23,13 @@ statement adds or removes.
 """
 from __future__ import annotations
 
+from peewee import SQL, Table, fn
+
 from .db import Hub
 from .models import Issue, IssueMember, SliceFacet, SqlNames
 
 _ISSUE, _MEMBER, _FACET = map(SqlNames, (Issue, IssueMember, SliceFacet))
+_MASTER = Table('sqlite_master', ('type', 'name'))
 COLUMNS = ('status', 'assignee', 'issue_type', 'priority', 'labels')
 _KEY = ', '.join(getattr(_FACET, name) for name in ('label', *COLUMNS))
 
@@ -87,41 +90,38 @@ TRIGGERS = {
         + _add(f'm.{_MEMBER.label}', 'NEW', _members_of('NEW'), 1)),
 }
 
-_REBUILD = (f'INSERT INTO {_FACET} ({_KEY}, {_FACET.count}) '
-            f'SELECT m.{_MEMBER.label}, {_values("i")}, count(*) FROM {_MEMBER} m '
-            f'JOIN {_ISSUE} i ON i.{_ISSUE.key} = m.{_MEMBER.key} '
-            f'GROUP BY m.{_MEMBER.label}, {_values("i")}')
-
-
 def prepare(hub: Hub) -> None:
     """Create the triggers that are missing and, when any was, count every slice again (the
     caller holds the write): a new file, a file from before the counts, or a migration that
     rebuilt the issue table (its triggers went with it)."""
-    present = {name for (name,) in hub.db.execute_sql(
-        "SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    present = {name for (name,) in _MASTER.select(_MASTER.name).where(_MASTER.type == 'trigger')
+               .tuples().execute(hub.db)}
     missing = [name for name in TRIGGERS if name not in present]
-    if not missing:
-        return
     for name in missing:
         event, body = TRIGGERS[name]
         hub.db.execute_sql(f'CREATE TRIGGER {name} {event} BEGIN {body} END')
-    rebuild(hub)
+    if missing:
+        rebuild(hub)
 
 
 def rebuild(hub: Hub) -> None:
     """Count every slice's facet combinations from scratch (caller holds the write)."""
-    hub.db.execute_sql(f'DELETE FROM {_FACET}')
-    hub.db.execute_sql(_REBUILD)
-
-
-_READ = (f'SELECT {", ".join(getattr(_FACET, name) for name in COLUMNS)}, {_FACET.count} '
-         f'FROM {_FACET} WHERE {_FACET.label} = :label AND {_FACET.count} != 0')
+    values = [fn.COALESCE(getattr(Issue, name), '') for name in COLUMNS]
+    SliceFacet.delete().execute(hub.db)
+    SliceFacet.insert_from(
+        IssueMember.select(IssueMember.label, *values, fn.COUNT(SQL('*')))
+        .join(Issue, on=(Issue.key == IssueMember.key)).group_by(IssueMember.label, *values),
+        [SliceFacet.label, *(getattr(SliceFacet, name) for name in COLUMNS), SliceFacet.count]
+    ).execute(hub.db)
 
 
 def slice_combinations(hub: Hub, label: str) -> list[tuple]:
     """(status, assignee, issue type, priority, labels, count) of ``label``'s slice ('' for no
     value): the rows of the grouped scan ``reads.issue_facets`` makes, read from the counts."""
-    return hub.db.execute_sql(_READ, {'label': label}).fetchall()
+    return list(SliceFacet.select(*(getattr(SliceFacet, name) for name in COLUMNS),
+                                  SliceFacet.count)
+                .where((SliceFacet.label == label) & (SliceFacet.count != 0))
+                .tuples().execute(hub.db))
 
 
 __all__ = ['COLUMNS', 'TRIGGERS', 'prepare', 'rebuild', 'slice_combinations']
