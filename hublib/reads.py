@@ -317,15 +317,15 @@ def _by_choice(hub: Hub, search: jql.Search, params: dict, after: list | None) -
     """A page in one choice's order (``ORDER BY status DESC``), the rows and order of
     :func:`_in_order`, without sorting every issue.
 
-    The column's stored spellings (a skip scan: a few statuses, people, types), NULL and ''
-    are given their sort values by the order's own SQL, then visited in that order: a spelling
-    is one range of ``issue_choice_order_<column>`` in natural key order, read from the cursor
-    on until the page is full; spellings with the same sort values (``Готово``, ``готово``)
-    are merged by natural key. 50,000 issues, first page of 100 of ``ORDER BY status DESC``:
+    The column's stored spellings (a skip scan: a few statuses, people, types) and the empty
+    value are given their sort values by the order's own SQL, then visited in that order: a
+    spelling is one range of ``issue_choice_walk_<column>`` (on ``coalesce(column, '')``: NULL
+    and '' are one range) in natural key order, read from the cursor on until the page is full;
+    spellings with the same sort values (``Готово``, ``готово``) are merged by natural key. 50,000 issues, first page of 100 of ``ORDER BY status DESC``:
     CPU 67-80 ms (a sort of every issue by the CASE of spellings and the natural key) -> see
     docs/performance.md, Web UI."""
     column, columns = search.choice, search.order
-    spellings = [None, '', *jql.stored_values(hub, column)]
+    spellings = ['', *jql.stored_values(hub, column)]
     names = {f'v{n}': value for n, value in enumerate(spellings)}
     listed = ', '.join(f'(:{name})' for name in names)
     sort_values = ', '.join(f'{sort.sql} AS s{n}' for n, sort in enumerate(columns))
@@ -351,7 +351,7 @@ def _by_choice(hub: Hub, search: jql.Search, params: dict, after: list | None) -
                 continue  # the cursor is past this value
         ranges = []
         for spelling in group:
-            where = [f'i.{column} IS NULL' if spelling is None else f'i.{column} = :spelling']
+            where = [f"coalesce(i.{column}, '') = :spelling"]
             if after is not None and place == 0:
                 where.append(f'{_NATURAL} > :after_key')
             ranges.append(_select_issues(
@@ -511,7 +511,7 @@ def issue_facets(hub: Hub, *, jql: str | None = None, project: str | None = None
         tables, _, _, where = _drive(search)
         # a plain JOIN, not the walk's CROSS JOIN: SQLite may then drive from the issue_facet
         # index (jql.sql), whose order is the GROUP BY's, and skip the sorter of every row
-        tables = tables.replace(' CROSS JOIN ', ' JOIN ')
+        tables = _facet_tables(search, tables.replace(' CROSS JOIN ', ' JOIN '))
         condition = ' WHERE ' + ' AND '.join(where) if where else ''
         # One grouped scan serves all five lists: the matching rows are read once and the few
         # distinct combinations are counted here (labels parsed once per distinct list). 50,000
@@ -522,6 +522,15 @@ def issue_facets(hub: Hub, *, jql: str | None = None, project: str | None = None
             f'SELECT {columns}, count(*) FROM {tables}{condition} GROUP BY {columns}',
             _params(search)))
     return _facet_lists(counted)
+
+
+def _facet_tables(search: jql.Search, tables: str) -> str:
+    """The tables of a facets scan: with a list of keys among the conditions (``text ~``, …),
+    each issue's facet columns come from the key's covering index, not from its wide row
+    (50,000 issues, facets of ``text ~ "отчёт"``, 9,954 matches: CPU 40 -> 30 ms)."""
+    if jql.found_by_key(search):
+        return tables.replace(f'{_ISSUE} i', f'{_ISSUE} i INDEXED BY {jql.KEY_FACET_INDEX}', 1)
+    return tables
 
 
 def _count_facets(counted: dict[str, dict], combinations) -> None:

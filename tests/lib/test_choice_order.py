@@ -92,7 +92,7 @@ def test_the_walk_reads_ranges_of_the_choice_index(mirrored):
         connection.set_trace_callback(None)
     plans = [' | '.join(row[-1] for row in connection.execute('EXPLAIN QUERY PLAN ' + sql))
              for sql in statements if 'LIMIT' in sql.upper() and 'sort_key' in sql]
-    assert plans and all('issue_choice_order_status' in plan and 'TEMP B-TREE' not in plan
+    assert plans and all('issue_choice_walk_status' in plan and 'TEMP B-TREE' not in plan
                          for plan in plans), plans
 
 

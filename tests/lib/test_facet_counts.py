@@ -150,3 +150,31 @@ def test_facets_of_a_whole_slice_read_the_counts_and_equal_the_scan(two, ingest)
         two.db.execute_sql("UPDATE slice_facet SET count = count + 5 WHERE label = 'P' "
                            "AND status = 'Открыта'")
     assert reads.issue_facets(two, project='P')['status'][0] == {'value': 'Открыта', 'count': 6}
+
+
+@pytest.mark.parametrize('jql', ['text ~ отчёт', 'text ~ отчёт AND status = открыта',
+                                 'key IN (AURORA-1, AURORA-3)'])
+def test_facets_of_found_keys_read_the_key_index_and_count_right(two, ingest, jql):
+    """A list of keys (``~``, key IN …) finds the issues by key: their facet columns come from
+    the covering key index (not the wide rows), and the counts are those of the matches."""
+    ingest(two, issue('AURORA-1', ['P'], summary='отчёт', status='Открыта', assignee='ivanov'),
+           issue('AURORA-2', [], summary='отчёт', status='открыта'),
+           issue('AURORA-3', ['P', 'a'], summary='отчёт и план', status=None),
+           issue('AURORA-4', ['Q'], summary='план', status='Готово'))
+    statements: list[str] = []
+    connection = two.db.connection()
+    connection.set_trace_callback(statements.append)
+    try:
+        facets = reads.issue_facets(two, jql=jql)
+    finally:
+        connection.set_trace_callback(None)
+    grouped_sql = [sql for sql in statements if 'GROUP BY' in sql][-1]
+    plan = ' | '.join(row[-1] for row in connection.execute('EXPLAIN QUERY PLAN ' + grouped_sql))
+    assert 'COVERING INDEX issue_key_facet' in plan, plan
+    keys = [item['key'] for item in reads.issues(two, jql=jql, limit=100)['items']]
+    statuses: dict = {}
+    for key in keys:
+        status = reads.issue_card(two, key)['status'] or None
+        statuses[status] = statuses.get(status, 0) + 1
+    assert {entry['value']: entry['count'] for entry in facets['status']} == statuses
+    assert sum(entry['count'] for entry in facets['assignee']) == len(keys) > 0
