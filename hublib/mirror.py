@@ -21,7 +21,7 @@ import math
 
 from peewee import chunked
 
-from . import fields, modules, search, slices, validators
+from . import facet_counts, fields, modules, search, slices, validators
 from .db import Hub
 from .errors import ConflictError, NotFoundError
 from .models import (Command, Issue, IssueAttachment, IssueComment, IssueLink, IssueSprint,
@@ -267,8 +267,11 @@ def ingest_state(hub: Hub, agent: str, command_id: int, issues: list[dict]) -> d
         _check_refresh(hub, command_id)
         related_before = slices.related_keys(hub, keys)
         indexed = search.texts(hub, keys)
+        keys_json = json.dumps(keys)
+        facets_before = facet_counts.counted(hub, keys_json)
         cursor = hub.db.cursor()
         cursor.executemany(UPSERT_ISSUE, rows['issues'])
+        facet_counts.move(hub, keys_json, facets_before)
         # Links belong to their source: every source row of a sent issue is replaced; an inward
         # link is the other issue's outward one and is only added when still missing, and never
         # when its source is in this page with its own links (the source's word is final).

@@ -18,7 +18,7 @@ from . import facet_counts, jql, reconstruction, search, settings, slices
 from .db import (BUSY_TIMEOUT_MS, Hub, check_data_dir, connect, create_internal_tables,
                  default_data_dir, mirror_guard, prepare_directories, prepare_schema,
                  refuse_unusable_file, require_hub)
-from .models import Issue, Project
+from .models import SCHEMA_VERSION, Issue, Project
 from .timeutil import Clock, system_clock
 
 log = logging.getLogger('hublib.startup')
@@ -81,7 +81,7 @@ def _prepare_derived(hub: Hub) -> None:
                 slices.recount(hub, label)
         if build_search:
             search.build(hub)
-        facet_counts.prepare(hub)
+        facet_counts.prepare(hub, migrated=hub.opened_at_version not in (None, SCHEMA_VERSION))
         if announce:
             log.info('готово за %.0f с', time.monotonic() - started)
 
@@ -98,6 +98,7 @@ def rebuild_derived(hub: Hub) -> None:
     with hub.write():
         _build_slices(hub)
         search.build(hub)
+        facet_counts.rebuild(hub)
 
 
 __all__ = ['open_hub', 'rebuild_derived']

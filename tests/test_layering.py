@@ -185,6 +185,7 @@ INGEST_HOT_PATH = {
     'hublib/history.py': ('ingest_history',),
     'hublib/slices.py': ('related_keys', 'refresh_members'),
     'hublib/search.py': ('texts', 'reindex'),
+    'hublib/facet_counts.py': ('counted', 'move'),
 }
 SQL_CALL = re.compile(r"execute_sql\(|\.executemany\(|\.executescript\(|\.cursor\(\)"
                       r"|\.execute\(f?['\"]")

@@ -8,6 +8,9 @@ import sqlite3
 import pytest
 
 from hublib import facet_counts, mirror, open_hub, projects, reads, settings, slices
+from hublib import startup
+from hublib.models import SCHEMA_VERSION
+from hublib.startup import rebuild_derived
 from tests.support.legacy import create_legacy_database
 
 SCRATCH = ("SELECT m.label, coalesce(i.status, ''), coalesce(i.assignee, ''), "
@@ -72,7 +75,14 @@ def test_counts_follow_state_ingest_of_random_pages(two, ingest):
     assert {row[0] for row in kept(two)} == {'P', 'Q'}
 
 
-def test_counts_follow_slice_rebuild_project_creation_and_direct_writes(two, ingest):
+def test_a_key_sent_twice_in_a_page_is_counted_once(two, ingest):
+    ingest(two, issue('AURORA-1', ['P'], status='Открыта'))
+    ingest(two, issue('AURORA-1', ['P'], status='Готово'), issue('AURORA-1', ['P'], status='Снято'))
+    assert_counts_right(two)
+    assert {row[1] for row in kept(two)} == {'Снято'}
+
+
+def test_counts_follow_slice_rebuild_project_creation_and_membership_writes(two, ingest):
     ingest(two, issue('AURORA-1', ['P', 'R'], status='Открыта', links=[
         {'type': 'Blocks', 'direction': 'outward', 'key': 'AURORA-2'}]),
         issue('AURORA-2', ['Q'], status='Готово', assignee='ivanov'), issue('AURORA-3', ['R']))
@@ -80,19 +90,30 @@ def test_counts_follow_slice_rebuild_project_creation_and_direct_writes(two, ing
     assert_counts_right(two)
     with two.write():
         slices.build_slice(two, 'P')  # delete and insert every row of a slice
-        two.db.execute_sql("UPDATE issue SET status = 'В работе', labels = '[\"P\"]' "
-                           "WHERE key = 'AURORA-2'")  # a write other than ingest
+        # membership written by something else: the triggers on issue_member count it
         two.db.execute_sql("UPDATE issue_member SET key = 'AURORA-3' "
                            "WHERE label = 'Q' AND key = 'AURORA-2'")
+        two.db.execute_sql("INSERT OR REPLACE INTO issue_member VALUES ('Q', 'AURORA-1', 'x', 0)")
     assert_counts_right(two)
     with two.write():
-        two.db.execute_sql("DELETE FROM issue WHERE key = 'AURORA-1'")
         two.db.execute_sql("DELETE FROM issue_member WHERE label = 'R'")  # as a project deletion
     assert_counts_right(two)
     with two.write():
         slices.build_slice(two, 'R')
     assert_counts_right(two)
     assert kept(two)
+
+
+def test_issue_writes_other_than_ingest_are_counted_by_a_rebuild(two, ingest):
+    """State ingest is the one writer of an issue's columns in the hub; a bulk load or a
+    migration is followed by a rebuild (rebuild_derived, the open after a migration)."""
+    ingest(two, issue('AURORA-1', ['P'], status='Открыта'), issue('AURORA-2', ['P', 'Q']))
+    with two.write():
+        two.db.execute_sql("UPDATE issue SET status = 'В работе' WHERE key = 'AURORA-1'")
+        two.db.execute_sql("DELETE FROM issue WHERE key = 'AURORA-2'")
+    assert kept(two) != scratch(two)
+    rebuild_derived(two)
+    assert_counts_right(two)
 
 
 def test_counts_of_a_migrated_file_and_of_lost_triggers_are_built_at_open(data_dir, clock):
@@ -124,6 +145,28 @@ def test_counts_of_a_migrated_file_and_of_lost_triggers_are_built_at_open(data_d
     try:
         assert_counts_right(hub)
         assert ('AWPCA', 'Снято', '', '', '', '["AWPCA"]', 1) in kept(hub)
+        assert set(facet_counts.TRIGGERS) <= {name for (name,) in hub.db.execute_sql(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    finally:
+        hub.close()
+
+
+def test_counts_are_built_again_at_the_open_after_a_migration(data_dir, clock, monkeypatch):
+    hub = open_hub(data_dir, clock=clock)
+    try:
+        projects.create_project(hub, 'AWPCA', 'АРМ')
+        with hub.write():
+            hub.db.execute_sql("INSERT INTO issue (key, status, labels) VALUES "
+                               "('AURORA-1', 'Открыта', '[\"AWPCA\"]')")
+            slices.build_slice(hub, 'AWPCA')
+            hub.db.execute_sql("UPDATE issue SET status = 'Готово'")  # as a migration step would
+        assert kept(hub) != scratch(hub)
+    finally:
+        hub.close()
+    monkeypatch.setattr(startup, 'prepare_schema', lambda hub: (SCHEMA_VERSION - 1, SCHEMA_VERSION))
+    hub = open_hub(data_dir, clock=clock)
+    try:
+        assert_counts_right(hub)
     finally:
         hub.close()
 
