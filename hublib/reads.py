@@ -625,8 +625,13 @@ def _linked_issues(hub: Hub, keys: set[str]) -> dict[str, dict]:
     if not keys:
         return {}
     return {key: {'summary': summary, 'status': status} for key, summary, status in
-            Issue.select(Issue.key, Issue.summary, Issue.status)
-            .where(Issue.key.in_(sorted(keys))).tuples().execute(hub.db)}
+            _LINKED.tuples(hub, keys=json.dumps(sorted(keys)))}
+
+
+# The keys as one JSON list: one statement built once for any number of links (Peewee built an
+# IN list for each card: most of a card's CPU was building its SQL).
+_LINKED = Prepared(lambda p: Issue.select(Issue.key, Issue.summary, Issue.status).where(
+    Issue.key.in_(SQL('(SELECT value FROM json_each(?))', (p('keys'),)))))
 
 
 def issue_card(hub: Hub, key: str) -> dict:
