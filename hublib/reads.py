@@ -682,35 +682,57 @@ def natural_key_or(key: str) -> str:
 
 def _changes(hub: Hub, args: dict, key: str | None = None) -> dict:
     limit = args['limit']
-    newest_first = args.get('order') == 'desc'
     after = decode_cursor(args.get('cursor'), (str, str, int))
-    conditions = [IssueChange.at.is_null(False)]
+    values: dict[str, object] = {'limit': limit + 1}
     if 'project' in args:
-        label = require_project(hub, args['project'])
-        conditions.append(fn.EXISTS(IssueMember.select(SQL('1')).where(
-            (IssueMember.label == label) & (IssueMember.key == IssueChange.key))))
+        values['label'] = require_project(hub, args['project'])
     if 'since' in args:
-        conditions.append(IssueChange.at >= format_utc(args['since']))
+        values['since'] = format_utc(args['since'])
     if 'until' in args:
-        conditions.append(IssueChange.at < format_utc(args['until']))
+        values['until'] = format_utc(args['until'])
     if key is not None or 'key' in args:
-        conditions.append(IssueChange.key == (key if key is not None else args['key']))
+        values['key'] = key if key is not None else args['key']
     if 'field' in args:
-        conditions.append(IssueChange.field == args['field'])
-    sort = (IssueChange.at, IssueChange.history_id, IssueChange.seq)
+        values['field'] = args['field']
     if after is not None:
-        # Row-value comparison: SQLite walks the `at` index from the cursor, forwards or backwards
-        # (50,000 issues, newest first: the same index range as oldest first, no sort of the feed).
-        conditions.append(Tuple(*sort) < Tuple(*after) if newest_first else Tuple(*sort) > Tuple(*after))
+        values['after_at'], values['after_history'], values['after_seq'] = after
+    statement = _change_statement(frozenset(values), args.get('order') == 'desc')
     # Rows straight from the cursor into dicts: Peewee's per-value conversion of these plain
-    # TEXT/INTEGER columns (.dicts()) was half the page (500 rows at 200,000 issues, CPU on the
-    # shared machine: 5.4 -> see docs/performance.md).
-    rows = [dict(zip(_CHANGE_COLUMNS, row)) for row in hub.db.execute(
-        IssueChange.select(*IssueChange._meta.sorted_fields).where(*conditions)
-        .order_by(*(column.desc() if newest_first else column for column in sort))
-        .limit(limit + 1))]
+    # TEXT/INTEGER columns (.dicts()) was half the page (500 rows at 200,000 issues).
+    rows = [dict(zip(_CHANGE_COLUMNS, row)) for row in statement.tuples(hub, **values)]
     rows, next_cursor = page(rows, limit, lambda row: [row['at'], row['history_id'], row['seq']])
     return {'items': rows, 'next_cursor': next_cursor}
+
+
+@functools.lru_cache(maxsize=None)
+def _change_statement(given: frozenset, newest_first: bool) -> Prepared:
+    """The change-feed statement for this set of filters (``given``: the names of the values
+    :func:`_changes` passes) and direction, built once: at most 2⁶ filter sets × 2 directions, and
+    building it with Peewee cost more than reading a small page."""
+    def build(p):
+        conditions = [IssueChange.at.is_null(False)]
+        if 'label' in given:
+            conditions.append(fn.EXISTS(IssueMember.select(SQL('1')).where(
+                (IssueMember.label == p('label')) & (IssueMember.key == IssueChange.key))))
+        if 'since' in given:
+            conditions.append(IssueChange.at >= p('since'))
+        if 'until' in given:
+            conditions.append(IssueChange.at < p('until'))
+        if 'key' in given:
+            conditions.append(IssueChange.key == p('key'))
+        if 'field' in given:
+            conditions.append(IssueChange.field == p('field'))
+        sort = (IssueChange.at, IssueChange.history_id, IssueChange.seq)
+        if 'after_at' in given:
+            # Row-value comparison: SQLite walks the `at` index from the cursor, forwards or
+            # backwards (50,000 issues, newest first: the same index range as oldest first, no
+            # sort of the feed).
+            after = Tuple(p('after_at'), p('after_history'), p('after_seq'))
+            conditions.append(Tuple(*sort) < after if newest_first else Tuple(*sort) > after)
+        return (IssueChange.select(*IssueChange._meta.sorted_fields).where(*conditions)
+                .order_by(*(column.desc() if newest_first else column for column in sort))
+                .limit(p('limit')))
+    return Prepared(build)
 
 
 _CHANGE_COLUMNS = tuple(IssueChange._meta.sorted_field_names)
