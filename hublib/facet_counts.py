@@ -73,18 +73,18 @@ TRIGGERS = {
 }
 
 
-def prepare(hub: Hub, *, migrated: bool) -> None:
-    """Create the triggers that are missing and count every slice again when one was or when
-    ``migrated`` (the caller holds the write): a new file, a file from before the counts, a
-    migration that rewrote issues or rebuilt a table (its triggers go with it)."""
+# Created at open with the derived indexes (startup), after :func:`due` was asked.
+DERIVED_TRIGGERS = tuple(f'CREATE TRIGGER IF NOT EXISTS {name} {event} BEGIN {body} END'
+                         for name, (event, body) in TRIGGERS.items())
+
+
+def due(hub: Hub, *, migrated: bool) -> bool:
+    """Whether the counts must be built again at this open: a trigger is missing (a new file,
+    a file from before the counts, a migration that rebuilt a table: its triggers go with it)
+    or ``migrated`` (a migration may rewrite issues)."""
     present = {name for (name,) in _MASTER.select(_MASTER.name).where(_MASTER.type == 'trigger')
                .tuples().execute(hub.db)}
-    missing = [name for name in TRIGGERS if name not in present]
-    for name in missing:
-        event, body = TRIGGERS[name]
-        hub.db.execute_sql(f'CREATE TRIGGER {name} {event} BEGIN {body} END')
-    if missing or migrated:
-        rebuild(hub)
+    return migrated or not set(TRIGGERS) <= present
 
 
 # The memberships of a page's issues by combination, as stored (ingest, around its upsert).
@@ -142,4 +142,4 @@ def slice_combinations(hub: Hub, label: str) -> list[tuple]:
                           .where((SliceFacet.label == label) & (SliceFacet.count != 0))).fetchall()
 
 
-__all__ = ['COLUMNS', 'TRIGGERS', 'prepare', 'rebuild', 'counted', 'move', 'slice_combinations']
+__all__ = ['COLUMNS', 'TRIGGERS', 'DERIVED_TRIGGERS', 'due', 'rebuild', 'counted', 'move', 'slice_combinations']

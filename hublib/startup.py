@@ -64,8 +64,10 @@ def _prepare_derived(hub: Hub) -> None:
     # (200,000: ~30 s), once; the log says so, since the server listens only after it.
     with hub.write():
         created = create_internal_tables(hub)
+        count_facets = facet_counts.due(
+            hub, migrated=hub.opened_at_version not in (None, SCHEMA_VERSION))
         for statement in (slices.DERIVED_INDEXES + jql.DERIVED_INDEXES
-                          + reconstruction.DERIVED_INDEXES):
+                          + reconstruction.DERIVED_INDEXES + facet_counts.DERIVED_TRIGGERS):
             hub.db.execute_sql(statement)
         build_slices, build_search = 'issue_member' in created, not search.exists(hub)
         announce = (build_slices or build_search) and Issue.select().exists(hub.db)
@@ -81,7 +83,8 @@ def _prepare_derived(hub: Hub) -> None:
                 slices.recount(hub, label)
         if build_search:
             search.build(hub)
-        facet_counts.prepare(hub, migrated=hub.opened_at_version not in (None, SCHEMA_VERSION))
+        if count_facets:
+            facet_counts.rebuild(hub)
         if announce:
             log.info('готово за %.0f с', time.monotonic() - started)
 
