@@ -370,7 +370,10 @@ class _Compiler:
             value = clause.values[0]
             raise refusal(f'resolution сравнивается только с Unresolved, а не с "{value.text}"',
                          value.position)
-        done = f'ifnull(hub_fold(i.{_ISSUE.status}) IN ({self.params_of(self.closed())}), 0)'
+        # the stored spellings of the closed statuses, not a casefold of every row's status:
+        # `sprint in openSprints() AND resolution = Unresolved` at 1,000,000 issues spent a
+        # Python call per sprint member (figures in docs/performance.md, "Web UI", board)
+        done = f'ifnull({self.spellings(_ISSUE.status, self.closed())}, 0)'
         return done if clause.operator == 'is not empty' else f'NOT {done}'
 
     def _labels(self, clause: Clause) -> str:
