@@ -814,11 +814,9 @@ _CARDS = (f'SELECT {", ".join(getattr(_ISSUE, name) for name in CARD_FIELDS)} FR
 def _own_issues(hub: Hub, label: str, sprint: int | None) -> tuple[list[str], list[str | None]]:
     """Keys and statuses (parallel lists) of the project's own issues (of one sprint, if given)
     in board order: Jira rank, then natural key."""
-    if sprint is None:
-        found = hub.db.execute_sql(_BOARD_ISSUES, {'label': label}).fetchone()
-    else:
-        found = hub.db.execute_sql(_SPRINT_BOARD_ISSUES, {'label': label, 'sprint': sprint}).fetchone()
-    return json.loads(found[0]), json.loads(found[1])
+    statement = _BOARD_ISSUES if sprint is None else _SPRINT_BOARD_ISSUES
+    keys, statuses = hub.db.execute_sql(statement, {'label': label, 'sprint': sprint}).fetchone()
+    return json.loads(keys), json.loads(statuses)
 
 
 def _cards(hub: Hub, keys: list[str]) -> dict[str, dict]:
