@@ -1,4 +1,4 @@
-"""JQL `resolution` (contract §16: Unresolved ⇔ status not in closed_statuses, compared by casefold)
+"""JQL `resolution` and `statusCategory` (contract §16: Unresolved ⇔ status not in closed_statuses, by casefold)
 read through the stored spellings of the status column: the same answers as the casefold of every
 row, alone, with `sprint in openSprints()` and in a count."""
 from __future__ import annotations
@@ -43,3 +43,13 @@ def test_resolution_follows_the_closed_statuses_setting(resolved_mirror):
     settings.update_settings(resolved_mirror, {'closed_statuses': ['в работе']})
     assert [item['key'] for item in reads.issues(
         resolved_mirror, jql='resolution IS NOT EMPTY')['items']] == ['AURORA-4']
+
+
+@pytest.mark.parametrize('query, expected', [
+    ('statusCategory = Done', [key for key, status in STATUSES.items() if closed(status)]),
+    ('statusCategory != Done', [key for key, status in STATUSES.items()
+                                if status is not None and not closed(status)]),
+])
+def test_status_category_done_is_the_same_rule(resolved_mirror, query, expected):
+    assert [item['key'] for item in reads.issues(resolved_mirror, jql=query)['items']] == expected
+    assert reads.issue_count(resolved_mirror, jql=query) == {'count': len(expected)}
