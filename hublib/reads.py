@@ -779,22 +779,27 @@ CARDS_PER_COLUMN = 200
 # joins go in the order written (CROSS JOIN) from the smallest side, and the cards are one
 # statement over a JSON list of keys. Figures in docs/performance.md, "Web UI".
 _BOARD_ORDER = f'(i.{_ISSUE.rank} IS NULL), i.{_ISSUE.rank}, m.{_MEMBER.sort_key}'
-_OWN_KEYS_AND_STATUSES = (
-    'SELECT json_group_array(key), json_group_array(status) FROM '
-    f'(SELECT i.{_ISSUE.key} AS key, i.{_ISSUE.status} AS status FROM {{source}} '
-    f'CROSS JOIN {_ISSUE} i ON i.{_ISSUE.key} = m.{_MEMBER.key} '
-    f'WHERE m.{_MEMBER.label} = :label AND m.{_MEMBER.neighbor} = 0 {{sprint}}'
-    f'ORDER BY {_BOARD_ORDER})')
+
+
+def _own_keys_and_statuses(source: str, where: str = '') -> str:
+    """The statement of :func:`_own_issues` over ``source`` (aliases ``m``, and ``s`` if used)."""
+    return ('SELECT json_group_array(key), json_group_array(status) FROM '
+            f'(SELECT i.{_ISSUE.key} AS key, i.{_ISSUE.status} AS status FROM {source} '
+            f'CROSS JOIN {_ISSUE} i ON i.{_ISSUE.key} = m.{_MEMBER.key} '
+            f'WHERE m.{_MEMBER.label} = :label AND m.{_MEMBER.neighbor} = 0 {where}'
+            f'ORDER BY {_BOARD_ORDER})')
+
+
 # Whole board: the project's own issues in natural order, each one's status and rank from the
 # covering index issue_key_status_rank.
-_BOARD_ISSUES = _OWN_KEYS_AND_STATUSES.format(source=f'{_MEMBER} m', sprint='')
+_BOARD_ISSUES = _own_keys_and_statuses(f'{_MEMBER} m')
 # A sprint's board: from the sprint's members (8,334 of the 50,000 here), then whether each is an
 # own issue (a primary-key probe), then the status of the few that are (681): the other order
 # probed all 17,272 own issues.
-_SPRINT_BOARD_ISSUES = _OWN_KEYS_AND_STATUSES.format(
-    source=(f'{_ISSUE_SPRINT} s CROSS JOIN {_MEMBER} m ON m.{_MEMBER.label} = :label '
-            f'AND m.{_MEMBER.key} = s.{_ISSUE_SPRINT.key}'),
-    sprint=f'AND s.{_ISSUE_SPRINT.sprint_id} = :sprint ')
+_SPRINT_BOARD_ISSUES = _own_keys_and_statuses(
+    f'{_ISSUE_SPRINT} s CROSS JOIN {_MEMBER} m ON m.{_MEMBER.label} = :label '
+    f'AND m.{_MEMBER.key} = s.{_ISSUE_SPRINT.key}',
+    f'AND s.{_ISSUE_SPRINT.sprint_id} = :sprint ')
 # Every sprint of the board at once: own issues in natural order, each one's sprints by one range
 # of issue_sprint's primary key (`+`: not one probe per sprint of the board), the status only of
 # those in one of them.
