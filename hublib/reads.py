@@ -812,22 +812,28 @@ _SPRINT_MEMBERS = (
     f'WHERE m.{_MEMBER.label} = :label AND m.{_MEMBER.neighbor} = 0 '
     f'AND +s.{_ISSUE_SPRINT.sprint_id} IN (SELECT value FROM json_each(:sprints)) '
     f'ORDER BY m.{_MEMBER.sort_key})')
-_CARDS = (f'SELECT {", ".join(getattr(_ISSUE, name) for name in CARD_FIELDS)} FROM {_ISSUE} '
-          f'WHERE {_ISSUE.key} IN (SELECT value FROM json_each(?))')
+_CARDS = ('SELECT json_group_array(json_array('
+          f'{", ".join(getattr(_ISSUE, name) for name in CARD_FIELDS)})) FROM {_ISSUE} '
+          f'WHERE {_ISSUE.key} IN (SELECT value FROM json_each(:keys))')
+
+
+def _json_arrays(hub: Hub, statement: str, params: dict) -> list[list]:
+    """The one row of JSON arrays a board statement answers, decoded."""
+    return [json.loads(array) for array in hub.db.execute_sql(statement, params).fetchone()]
 
 
 def _own_issues(hub: Hub, label: str, sprint: int | None) -> tuple[list[str], list[str | None]]:
     """Keys and statuses (parallel lists) of the project's own issues (of one sprint, if given)
     in board order: Jira rank, then natural key."""
-    statement = _BOARD_ISSUES if sprint is None else _SPRINT_BOARD_ISSUES
-    keys, statuses = hub.db.execute_sql(statement, {'label': label, 'sprint': sprint}).fetchone()
-    return json.loads(keys), json.loads(statuses)
+    keys, statuses = _json_arrays(hub, _BOARD_ISSUES if sprint is None else _SPRINT_BOARD_ISSUES,
+                                  {'label': label, 'sprint': sprint})
+    return keys, statuses
 
 
 def _cards(hub: Hub, keys: list[str]) -> dict[str, dict]:
     """The card fields of these issues by key."""
-    return {row[0]: dict(zip(CARD_FIELDS, row))
-            for row in hub.db.execute_sql(_CARDS, (json.dumps(keys),))}
+    cards, = _json_arrays(hub, _CARDS, {'keys': json.dumps(keys)})
+    return {card[0]: dict(zip(CARD_FIELDS, card)) for card in cards}
 
 
 def project_board(hub: Hub, label: str, *, sprint: int | None = None) -> dict:
@@ -872,8 +878,8 @@ def project_sprints(hub: Hub, label: str) -> dict:
                        .order_by(JiraSprint.start_date.is_null(), JiraSprint.start_date,
                                  JiraSprint.sprint_id).dicts().execute(hub.db))
         members: dict[int, list[str]] = {sprint['sprint_id']: [] for sprint in sprints}
-        sprint_ids, keys, statuses = (json.loads(array) for array in hub.db.execute_sql(
-            _SPRINT_MEMBERS, {'label': label, 'sprints': json.dumps(list(members))}).fetchone())
+        sprint_ids, keys, statuses = _json_arrays(
+            hub, _SPRINT_MEMBERS, {'label': label, 'sprints': json.dumps(list(members))})
     done_count = dict.fromkeys(members, 0)
     for sprint_id, key, status in zip(sprint_ids, keys, statuses):
         members[sprint_id].append(key)
