@@ -10,7 +10,7 @@ from typing import Any, Mapping
 from peewee import JOIN, fn
 
 from . import fields, slices, validators
-from .db import Hub
+from .db import Hub, Prepared
 from .errors import ConflictError, NotFoundError
 from .models import JiraProject, Project, SliceCount
 from .settings import PROJECT_ORDER, base_jql, project_labels
@@ -94,9 +94,14 @@ def projects(hub: Hub) -> list[dict]:
 
 def require_project(hub: Hub, label: str) -> str:
     """``label`` when such a project exists, else NotFoundError."""
-    if not Project.select().where(Project.label == label).exists(hub.db):
+    if not _PROJECT_EXISTS.tuples(hub, label=label):
         raise NotFoundError(f'проекта {label!r} нет')
     return label
+
+
+# Every read of a project's slice asks this first: built once (Peewee's build was most of it).
+_PROJECT_EXISTS = Prepared(lambda p: Project.select(Project.label)
+                           .where(Project.label == p('label')).limit(1))
 
 
 __all__ = ['ProjectCreate', 'create_project', 'submit_project', 'project', 'projects',
