@@ -941,32 +941,71 @@ CARD_FIELDS = ('key', 'summary', 'issue_type', 'priority', 'assignee', 'status')
 # keys-only read (50,000 issues, bench_ui); a person reads a column's first cards, and a sprint's
 # board (`sprint=`) fits in them.
 CARDS_PER_COLUMN = 200
-_CARD_CHUNK = 500  # keys per IN (...) of the card read, far below SQLite's variable limit
+
+# The board and sprint reads are hand-built (STYLE 12): a board lists every own issue, so the cost
+# is per issue. What it was (50,000 issues, AWPCA: 17,272 own issues; in process, CPU ms): Python
+# made a tuple per row (17,272 rows: as much as SQLite's whole read), peewee built the 500-key IN
+# lists of the cards (~6 ms), and the sprints read probed every own issue once per sprint of the
+# board. Now SQLite hands each read back as one row of parallel JSON arrays (``json_group_array``
+# over an ordered subquery: SQLite feeds a non-grouped aggregate in the subquery's order), the
+# joins go in the order written (CROSS JOIN) from the smallest side, and the cards are one
+# statement over a JSON list of keys. Figures in docs/performance.md, "Web UI".
+_BOARD_ORDER = f'(i.{_ISSUE.rank} IS NULL), i.{_ISSUE.rank}, m.{_MEMBER.sort_key}'
 
 
-def _own_issues(hub: Hub, label: str, sprint: int | None) -> list[tuple[str, str | None]]:
-    """(key, status) of the project's own issues (of one sprint, if given) in board order: Jira
-    rank, then natural key."""
-    query = (Issue.select(Issue.key, Issue.status)
-             .join(IssueMember, on=(IssueMember.key == Issue.key))
-             .where((IssueMember.label == label) & (IssueMember.neighbor == 0))
-             .order_by(Issue.rank.is_null(), Issue.rank, IssueMember.sort_key))
-    if sprint is not None:
-        # a join, so the sprint's members drive the read (50,000 issues, a sprint of 8,334: the
-        # 36,681 own issues each probed for membership took 61 ms CPU)
-        query = query.join_from(Issue, IssueSprint, on=(IssueSprint.key == Issue.key)).where(
-            IssueSprint.sprint_id == sprint)
-    return hub.db.execute(query).fetchall()
+def _own_keys_and_statuses(source: str, where: str = '') -> str:
+    """The statement of :func:`_own_issues` over ``source`` (aliases ``m``, and ``s`` if used)."""
+    return ('SELECT json_group_array(key), json_group_array(status) FROM '
+            f'(SELECT i.{_ISSUE.key} AS key, i.{_ISSUE.status} AS status FROM {source} '
+            f'CROSS JOIN {_ISSUE} i ON i.{_ISSUE.key} = m.{_MEMBER.key} '
+            f'WHERE m.{_MEMBER.label} = :label AND m.{_MEMBER.neighbor} = 0 {where}'
+            f'ORDER BY {_BOARD_ORDER})')
+
+
+# Whole board: the project's own issues in natural order, each one's status and rank from the
+# covering index issue_key_status_rank.
+_BOARD_ISSUES = _own_keys_and_statuses(f'{_MEMBER} m')
+# A sprint's board: from the sprint's members (8,334 of the 50,000 here), then whether each is an
+# own issue (a primary-key probe), then the status of the few that are (681): the other order
+# probed all 17,272 own issues.
+_SPRINT_BOARD_ISSUES = _own_keys_and_statuses(
+    f'{_ISSUE_SPRINT} s CROSS JOIN {_MEMBER} m ON m.{_MEMBER.label} = :label '
+    f'AND m.{_MEMBER.key} = s.{_ISSUE_SPRINT.key}',
+    f'AND s.{_ISSUE_SPRINT.sprint_id} = :sprint ')
+# Every sprint of the board at once: own issues in natural order, each one's sprints by one range
+# of issue_sprint's primary key (`+`: not one probe per sprint of the board), the status only of
+# those in one of them.
+_SPRINT_MEMBERS = (
+    'SELECT json_group_array(sprint_id), json_group_array(key), json_group_array(status) FROM '
+    f'(SELECT s.{_ISSUE_SPRINT.sprint_id} AS sprint_id, m.{_MEMBER.key} AS key, '
+    f'i.{_ISSUE.status} AS status FROM {_MEMBER} m '
+    f'CROSS JOIN {_ISSUE_SPRINT} s ON s.{_ISSUE_SPRINT.key} = m.{_MEMBER.key} '
+    f'CROSS JOIN {_ISSUE} i ON i.{_ISSUE.key} = m.{_MEMBER.key} '
+    f'WHERE m.{_MEMBER.label} = :label AND m.{_MEMBER.neighbor} = 0 '
+    f'AND +s.{_ISSUE_SPRINT.sprint_id} IN (SELECT value FROM json_each(:sprints)) '
+    f'ORDER BY m.{_MEMBER.sort_key})')
+_CARDS = ('SELECT json_group_array(json_array('
+          f'{", ".join(getattr(_ISSUE, name) for name in CARD_FIELDS)})) FROM {_ISSUE} '
+          f'WHERE {_ISSUE.key} IN (SELECT value FROM json_each(:keys))')
+
+
+def _json_arrays(hub: Hub, statement: str, params: dict) -> list[list]:
+    """The one row of JSON arrays a board statement answers, decoded."""
+    return [json.loads(array) for array in hub.db.execute_sql(statement, params).fetchone()]
+
+
+def _own_issues(hub: Hub, label: str, sprint: int | None) -> tuple[list[str], list[str | None]]:
+    """Keys and statuses (parallel lists) of the project's own issues (of one sprint, if given)
+    in board order: Jira rank, then natural key."""
+    keys, statuses = _json_arrays(hub, _BOARD_ISSUES if sprint is None else _SPRINT_BOARD_ISSUES,
+                                  {'label': label, 'sprint': sprint})
+    return keys, statuses
 
 
 def _cards(hub: Hub, keys: list[str]) -> dict[str, dict]:
     """The card fields of these issues by key."""
-    found: dict[str, dict] = {}
-    for start in range(0, len(keys), _CARD_CHUNK):
-        for row in hub.db.execute(Issue.select(*(getattr(Issue, name) for name in CARD_FIELDS))
-                                  .where(Issue.key.in_(keys[start:start + _CARD_CHUNK]))):
-            found[row[0]] = dict(zip(CARD_FIELDS, row))
-    return found
+    cards, = _json_arrays(hub, _CARDS, {'keys': json.dumps(keys)})
+    return {card[0]: dict(zip(CARD_FIELDS, card)) for card in cards}
 
 
 def project_board(hub: Hub, label: str, *, sprint: int | None = None) -> dict:
@@ -981,14 +1020,16 @@ def project_board(hub: Hub, label: str, *, sprint: int | None = None) -> dict:
     with hub.read():
         require_project(hub, label)
         board = _board(hub, label)
-        column_of: dict[str, int] = {}
+        keys: list[list[str]] = [[] for _ in board['columns']]
+        column_of: dict[str, list[str]] = {}
         for index, column in enumerate(board['columns']):
             for status in column.get('statuses') or ():
-                column_of.setdefault(status, index)
-        keys: list[list[str]] = [[] for _ in board['columns']]
-        for key, status in _own_issues(hub, label, args.get('sprint')):
-            if status in column_of:
-                keys[column_of[status]].append(key)
+                column_of.setdefault(status, keys[index])
+        own_keys, statuses = _own_issues(hub, label, args.get('sprint'))
+        for key, status in zip(own_keys, statuses):
+            column_keys = column_of.get(status)
+            if column_keys is not None:
+                column_keys.append(key)
         cards = _cards(hub, [key for column in keys for key in column[:CARDS_PER_COLUMN]])
     columns = [{'name': column.get('name'), 'statuses': list(column.get('statuses') or []),
                 'issues': keys[index],
@@ -1008,22 +1049,18 @@ def project_sprints(hub: Hub, label: str) -> dict:
         sprints = list(JiraSprint.select().where(JiraSprint.board_id == board['board_id'])
                        .order_by(JiraSprint.start_date.is_null(), JiraSprint.start_date,
                                  JiraSprint.sprint_id).dicts().execute(hub.db))
-        members: dict[int, list[tuple[str, str | None]]] = {}
-        # rows straight from the cursor: Peewee's per-value conversion of these plain columns
-        # was half the time (50,000 issues, 41,668 sprint members: 120 -> see bench_ui)
-        for sprint_id, key, status in hub.db.execute(
-                IssueSprint.select(IssueSprint.sprint_id, Issue.key, Issue.status)
-                .join(Issue, on=(Issue.key == IssueSprint.key))
-                .join(IssueMember, on=(IssueMember.key == Issue.key))
-                .where((IssueMember.label == label) & (IssueMember.neighbor == 0)
-                       & IssueSprint.sprint_id.in_([s['sprint_id'] for s in sprints]))
-                .order_by(IssueMember.sort_key)):
-            members.setdefault(sprint_id, []).append((key, status))
+        members: dict[int, list[str]] = {sprint['sprint_id']: [] for sprint in sprints}
+        sprint_ids, keys, statuses = _json_arrays(
+            hub, _SPRINT_MEMBERS, {'label': label, 'sprints': json.dumps(list(members))})
+    done_count = dict.fromkeys(members, 0)
+    for sprint_id, key, status in zip(sprint_ids, keys, statuses):
+        members[sprint_id].append(key)
+        if status in done:
+            done_count[sprint_id] += 1
     for sprint in sprints:
-        own = members.get(sprint['sprint_id'], [])
-        sprint['issues'] = [key for key, _ in own]
-        sprint['issues_count'] = len(own)
-        sprint['done_count'] = sum(1 for _, status in own if status in done)
+        sprint['issues'] = members[sprint['sprint_id']]
+        sprint['issues_count'] = len(sprint['issues'])
+        sprint['done_count'] = done_count[sprint['sprint_id']]
     return {'items': sprints}
 
 

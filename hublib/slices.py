@@ -30,10 +30,11 @@ from typing import Iterable
 from peewee import fn
 
 from .db import Hub
-from .models import Issue, IssueLink, IssueMember, SliceCount, SqlNames
+from .models import Issue, IssueLink, IssueMember, IssueSprint, SliceCount, SqlNames
 from .settings import project_labels
 
 _ISSUE, _LINK, _MEMBER, _SLICE_COUNT = map(SqlNames, (Issue, IssueLink, IssueMember, SliceCount))
+_ISSUE_SPRINT = SqlNames(IssueSprint)
 
 # The SQL spelling of natural_key(); the issue table has an index on exactly this expression.
 NATURAL_KEY_SQL = ("substr({key}, 1, instr({key}, '-')) || "
@@ -49,6 +50,11 @@ DERIVED_INDEXES = (
     # issues, a board of 17,000 own issues: 180 -> 48 ms with the covering slice index)
     f'CREATE INDEX IF NOT EXISTS issue_key_status_rank ON {_ISSUE} '
     f'({_ISSUE.key}, {_ISSUE.status}, {_ISSUE.rank})',
+    # a sprint's board walks the sprint's members: keys from this index, not one table row each
+    # (50,000 issues, a sprint of 8,334: 19 -> 13 ms CPU; 2.6 MiB at 200,000 issues, the size of
+    # issue_sprint's primary key index, which holds the same pairs the other way round)
+    f'CREATE INDEX IF NOT EXISTS issue_sprint_sprint_key ON {_ISSUE_SPRINT} '
+    f'({_ISSUE_SPRINT.sprint_id}, {_ISSUE_SPRINT.key})',
 )
 
 

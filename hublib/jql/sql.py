@@ -203,6 +203,12 @@ class _Compiler:
             self._stored[column] = stored_values(self.hub, column)
         return self._stored[column]
 
+    def closed_status(self) -> str:
+        """The issue's status is one of ``closed_statuses`` (casefolded), as the stored spellings
+        of those statuses: not a Python casefold of every row's status (``sprint in openSprints()
+        AND resolution = Unresolved``, 200,000 issues, count 14 -> 8 ms CPU)."""
+        return self.spellings(_ISSUE.status, self.closed())
+
     def spellings(self, column: str, folded: Iterable[object]) -> str:
         """``column IN (…)`` of the stored spellings whose casefold is one of ``folded``.
 
@@ -382,7 +388,7 @@ class _Compiler:
         if fold(value.text) != 'done':
             raise refusal(f'statusCategory сравнивается только с Done, а не с "{value.text}"',
                          value.position)
-        done = f'hub_fold(i.{_ISSUE.status}) IN ({self.params_of(self.closed())})'
+        done = self.closed_status()
         if clause.operator == '=':
             return done
         return f'({self.filled("i." + _ISSUE.status)} AND NOT {done})'
@@ -392,7 +398,7 @@ class _Compiler:
             value = clause.values[0]
             raise refusal(f'resolution сравнивается только с Unresolved, а не с "{value.text}"',
                          value.position)
-        done = f'ifnull(hub_fold(i.{_ISSUE.status}) IN ({self.params_of(self.closed())}), 0)'
+        done = f'ifnull({self.closed_status()}, 0)'
         return done if clause.operator == 'is not empty' else f'NOT {done}'
 
     def _labels(self, clause: Clause) -> str:
