@@ -133,11 +133,11 @@ def _select_issues(hub: Hub, tables: str, neighbor: str, where: list[str], param
 
 
 def _select_rows(hub: Hub, tables: str, neighbor: str, where: list[str], params: dict,
-                 *, extra: str, order: str) -> list[tuple]:
+                 *, extra: str, order: str, with_: str = '') -> list[tuple]:
     """The same read as :func:`_select_issues` as plain row tuples (a page's items are made by
     position, :func:`_item`; ``extra`` columns follow at ``_ITEM_WIDTH``)."""
-    return hub.db.execute_sql(_issues_sql(tables, neighbor, where, extra=extra, order=order),
-                              params).fetchall()
+    return hub.db.execute_sql(_issues_sql(tables, neighbor, where, extra=extra, order=order,
+                                          with_=with_), params).fetchall()
 
 
 _NOTE_NAMES = ('key', *NOTE_COLUMNS)
@@ -321,8 +321,19 @@ def _in_order(hub: Hub, search: jql.Search, params: dict, after: list | None,
     extra = ', '.join(f'{column.sql} AS s{n}' for n, column in enumerate(columns))
     order = ', '.join(f'{column.sql} DESC' if column.descending else f'{column.sql} NULLS LAST'
                       for column in columns) + f', {natural}'
-    return select(hub, tables, neighbor, where, params, extra=f'{extra}, {natural} AS sort_key',
-                  order=order)
+    # The page is found first by the rows' ids and sort values only, then its own rows are read:
+    # a sort that keeps whole rows (descriptions and all) for every candidate costs far more than
+    # the page it yields (1,000,000 issues, `sprint in openSprints() AND resolution = Unresolved`,
+    # 4,230 matches sorted for a page of 100: 47.5 -> 26.6 ms CPU).
+    page = (f'page AS MATERIALIZED (SELECT i.rowid AS row_id, {neighbor} AS neighbor_of, '
+            f'{extra}, {natural} AS sort_key FROM {tables}'
+            + (' WHERE ' + ' AND '.join(where) if where else '') + f' ORDER BY {order} LIMIT :limit)')
+    values = [f'page.s{n}' for n in range(len(columns))]
+    ranked = ', '.join(f'{value} DESC' if column.descending else f'{value} NULLS LAST'
+                       for value, column in zip(values, columns)) + ', page.sort_key'
+    return select(hub, f'page CROSS JOIN {_ISSUE} i ON i.rowid = page.row_id', 'page.neighbor_of',
+                  [], params, extra=', '.join(f'{value} AS s{n}' for n, value in enumerate(values))
+                  + ', page.sort_key AS sort_key', order=ranked, with_=page)
 
 
 def _walk_index(hub: Hub, label: str) -> bool:
