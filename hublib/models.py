@@ -251,8 +251,9 @@ class SliceCount(BaseModel):
 class SliceFacet(BaseModel):
     """Derived: how many issues of each project's slice hold each combination of the facet
     columns (status, assignee, issue type, priority, labels; NULL stored as ''), so the facets of
-    a whole slice read a few hundred rows, not the slice. Kept by triggers on ``issue`` and
-    ``issue_member`` (``hublib.facet_counts``), whatever writes them."""
+    a whole slice read a few hundred rows, not the slice. Kept by triggers on ``issue_member``
+    (membership, whatever writes it) and by state ingest, the one writer of an issue's facet
+    columns (``hublib.facet_counts``)."""
 
     label = TextField()
     status = TextField()

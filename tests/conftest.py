@@ -83,6 +83,27 @@ def claimed_refresh():
 
 
 @pytest.fixture
+def ingest(claimed_refresh):
+    """Write issues the way the mirror is written: a page of a claimed refresh."""
+    def write(hub, *issues):
+        from hublib import mirror
+
+        mirror.ingest_state(hub, 'jira', claimed_refresh(hub), list(issues))
+    return write
+
+
+@pytest.fixture
+def two(hub):
+    """The hub of Jira project AURORA with two project slices, P and Q."""
+    from hublib import projects, settings
+
+    settings.update_settings(hub, {'project_key': 'AURORA'})
+    projects.create_project(hub, 'P', 'P')
+    projects.create_project(hub, 'Q', 'Q')
+    return hub
+
+
+@pytest.fixture
 def queue_settings():
     """Configure a hub for queue tests: project key AURORA, task/epic issue types, blocks/relates
     links and project AWPCA (a function, so that a module's own ``hub`` fixture can apply it)."""

@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from hublib import facet_counts, mirror, open_hub, projects, reads, settings, slices
+from hublib import facet_counts, open_hub, projects, reads, slices
 from hublib import startup
 from hublib.models import SCHEMA_VERSION
 from hublib.startup import rebuild_derived
@@ -31,21 +31,6 @@ def assert_counts_right(hub) -> None:
     counted = kept(hub)
     assert counted == scratch(hub)
     assert all(row[-1] > 0 for row in counted)  # a combination that left has no row
-
-
-@pytest.fixture
-def ingest(claimed_refresh):
-    def write(hub, *issues):
-        mirror.ingest_state(hub, 'jira', claimed_refresh(hub), list(issues))
-    return write
-
-
-@pytest.fixture
-def two(hub):
-    settings.update_settings(hub, {'project_key': 'AURORA'})
-    projects.create_project(hub, 'P', 'P')
-    projects.create_project(hub, 'Q', 'Q')
-    return hub
 
 
 def issue(key, labels=(), **fields):

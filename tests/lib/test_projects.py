@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hublib import (ConflictError, NotFoundError, ValidationError, mirror, projects, settings,
+from hublib import (ConflictError, NotFoundError, ValidationError, projects, settings,
                     slices)
 from tests.support.hubs import project_slice
 
@@ -61,14 +61,6 @@ def test_no_base_jql_without_projects_or_project_key(hub):
 def test_scenario_label_is_a_jql_reserved_word(aurora):
     projects.create_project(aurora, 'EMPTY', 'Пустой')
     assert projects.base_jql(aurora) == 'project = AURORA AND labels in ("EMPTY")'
-
-
-@pytest.fixture
-def ingest(claimed_refresh):
-    """Write issues the way the mirror is written: a page of a claimed refresh."""
-    def write(hub, *issues):
-        mirror.ingest_state(hub, 'jira', claimed_refresh(hub), list(issues))
-    return write
 
 
 def issue(key, labels, epic_key=None, links=()):

@@ -5,19 +5,12 @@ import sqlite3
 
 import pytest
 
-from hublib import mirror, open_hub, projects, reads, search, settings
+from hublib import open_hub, projects, reads, search, settings
 from tests.support.legacy import create_legacy_database
 
 
 def keys(result: dict) -> list[str]:
     return [item['key'] for item in result['items']]
-
-
-@pytest.fixture
-def ingest(claimed_refresh):
-    def write(hub, *issues):
-        mirror.ingest_state(hub, 'jira', claimed_refresh(hub), list(issues))
-    return write
 
 
 @pytest.fixture

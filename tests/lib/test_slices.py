@@ -5,23 +5,8 @@ import random
 
 import pytest
 
-from hublib import mirror, projects, reads, settings, slices
+from hublib import reads, slices
 from tests.support.hubs import project_slice
-
-
-@pytest.fixture
-def ingest(claimed_refresh):
-    def write(hub, *issues):
-        mirror.ingest_state(hub, 'jira', claimed_refresh(hub), list(issues))
-    return write
-
-
-@pytest.fixture
-def two(hub):
-    settings.update_settings(hub, {'project_key': 'AURORA'})
-    projects.create_project(hub, 'P', 'P')
-    projects.create_project(hub, 'Q', 'Q')
-    return hub
 
 
 def link(target, kind='Blocks', direction='outward'):
