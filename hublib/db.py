@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from peewee import Database, Query, SchemaManager, SqliteDatabase
+from peewee import SQL, Database, Query, SchemaManager, SqliteDatabase
 
 from . import migrations
 from .errors import (BusyError, HubError, MigrationError, NotFoundError, SchemaError,
@@ -191,6 +191,14 @@ class Prepared:
         cursor = hub.db.execute_sql(self.sql, self._values(values))
         names = [column[0] for column in cursor.description]
         return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
+def json_list(p: Callable[[str], str], name: str) -> SQL:
+    """The values of the placeholder ``name``, a JSON list, as an ``IN`` operand
+    (``Issue.key.in_(json_list(p, 'keys'))``): one prepared statement serves any number of
+    values (no IN list of host parameters built per call, no chunks under SQLite's limit), each
+    value one lookup of the column's index."""
+    return SQL('(SELECT value FROM json_each(?))', [p(name)])
 
 
 _PLACEHOLDERS: dict[str, str] = {}
@@ -455,4 +463,4 @@ def fsync_directory(directory: Path) -> None:
 __all__ = ['Hub', 'connect', 'prepare_directories', 'prepare_schema', 'create_internal_tables',
            'copy_database', 'fsync_directory', 'secure_directory', 'default_data_dir',
            'check_data_dir', 'hub_exists', 'require_hub', 'refuse_unusable_file', 'HubDatabase',
-           'MIRROR_GUARD_TABLES', 'mirror_guard', 'Prepared']
+           'MIRROR_GUARD_TABLES', 'mirror_guard', 'Prepared', 'json_list']

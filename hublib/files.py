@@ -29,10 +29,10 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
-from peewee import SQL, fn
+from peewee import fn
 
 from . import batches
-from .db import Hub, Prepared, fsync_directory
+from .db import Hub, Prepared, fsync_directory, json_list
 from .errors import (ConflictError, NotFoundError, PayloadTooLargeError, StorageFullError,
                      ValidationError, is_storage_full)
 from .models import AttachmentFile, Command, IssueAttachment
@@ -56,7 +56,6 @@ NOT_STORED_MESSAGE = 'файла {sha256} нет в хранилище: снач
 
 _NAME = re.compile(r'[0-9a-f]{64}')
 _FAILED = ('failed', 'cancelled')
-_IN_CHUNK = 500  # stays far below SQLite's host-parameter limit on every build
 
 
 def is_file_name(name: object) -> bool:
@@ -145,11 +144,10 @@ def _states(hub: Hub, attachment_ids: list[str]) -> dict[str, dict]:
     ids = list(dict.fromkeys(str(item) for item in attachment_ids))
     files: dict[str, str] = {}
     commands: dict[str, list[tuple[int, str, str | None]]] = {}
-    for start in range(0, len(ids), _IN_CHUNK):
-        part = json.dumps(ids[start:start + _IN_CHUNK])
-        files.update(_FILES_OF.tuples(hub, ids=part))
-        for attachment_id, command_id, status, error in _FETCHES_OF.tuples(hub, ids=part):
-            commands.setdefault(attachment_id, []).append((command_id, status, error))
+    listed = json.dumps(ids)
+    files.update(_FILES_OF.tuples(hub, ids=listed))
+    for attachment_id, command_id, status, error in _FETCHES_OF.tuples(hub, ids=listed):
+        commands.setdefault(attachment_id, []).append((command_id, status, error))
     return {attachment_id: _state(hub, files.get(attachment_id), commands.get(attachment_id, []))
             for attachment_id in ids}
 
@@ -158,11 +156,11 @@ def _states(hub: Hub, attachment_ids: list[str]) -> dict[str, dict]:
 # ids are one JSON list.
 _FILES_OF = Prepared(lambda p: AttachmentFile.select(
     AttachmentFile.attachment_id, AttachmentFile.file).where(
-    AttachmentFile.attachment_id.in_(SQL('(SELECT value FROM json_each(?))', (p('ids'),)))))
+    AttachmentFile.attachment_id.in_(json_list(p, 'ids'))))
 _FETCHES_OF = Prepared(lambda p: Command.select(
     _PARAM_ID, Command.id, Command.status, Command.error).where(
     (Command.type == FETCH_TYPE)
-    & _PARAM_ID.in_(SQL('(SELECT value FROM json_each(?))', (p('ids'),)))).order_by(Command.id))
+    & _PARAM_ID.in_(json_list(p, 'ids'))).order_by(Command.id))
 
 
 def _state(hub: Hub, file: str | None, commands: list[tuple[int, str, str | None]]) -> dict:

@@ -26,7 +26,7 @@ from peewee import JOIN, SQL, Tuple, fn
 
 from . import facet_counts, fields, files, jql, slices, validators
 from . import search as search_sql
-from .db import Hub, Prepared
+from .db import Hub, Prepared, json_list
 from .errors import NotFoundError, ValidationError
 from .models import (Issue, IssueAttachment, IssueChange, IssueComment, IssueLink, IssueMember,
                      IssueNote, IssueSearch, IssueSprint, JiraBoard, JiraProject, JiraSprint,
@@ -748,7 +748,7 @@ def _linked_issues(hub: Hub, keys: set[str]) -> dict[str, dict]:
 # The keys as one JSON list: one statement built once for any number of links (Peewee built an
 # IN list for each card: most of a card's CPU was building its SQL).
 _LINKED = Prepared(lambda p: Issue.select(Issue.key, Issue.summary, Issue.status).where(
-    Issue.key.in_(SQL('(SELECT value FROM json_each(?))', (p('keys'),)))))
+    Issue.key.in_(json_list(p, 'keys'))))
 
 
 def issue_card(hub: Hub, key: str) -> dict:

@@ -35,10 +35,10 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Any, Callable, Iterable, Sequence
 
-from peewee import SQL, Value, fn
+from peewee import Value, fn
 
 from . import settings
-from .db import Hub, Prepared
+from .db import Hub, Prepared, json_list
 from .models import Issue, IssueChange, IssueMember, IssueSprint, SqlNames
 from .settings import DEFAULT_CLOSED_STATUSES
 from .timeutil import format_utc, parse_utc, to_utc
@@ -236,12 +236,6 @@ def daily(timeline: Timeline, ends: Sequence[str], value: Callable[[Timeline, st
 
 # --- reading the history, set-based ---------------------------------------------------------------
 
-def _keys(p: Callable[[str], str]) -> SQL:
-    """The keys of a report, a JSON list bound once (``json_each``): one statement per table
-    whatever the number of keys, each key one lookup of the table's key index."""
-    return SQL('(SELECT value FROM json_each(?))', [p('keys')])
-
-
 # Status changes are read through a partial covering index of the status rows (a quarter of
 # issue_change), built at open like the other derived indexes: an issue's status at a moment is one
 # seek in it and no table row is read (~45 MiB at 200,000 issues / 2,000,000 change rows, built
@@ -271,16 +265,16 @@ _STATUS_CHANGES = (
 
 
 _ISSUES = Prepared(lambda p: Issue.select(Issue.key, Issue.status, Issue.created,
-                                          Issue.story_points).where(Issue.key.in_(_keys(p))))
+                                          Issue.story_points).where(Issue.key.in_(json_list(p, 'keys'))))
 _SPRINTS = Prepared(lambda p: IssueSprint.select(IssueSprint.key, IssueSprint.sprint_id)
-                    .where(IssueSprint.key.in_(_keys(p))))
+                    .where(IssueSprint.key.in_(json_list(p, 'keys'))))
 _CHANGE_COLUMNS = (IssueChange.key, IssueChange.at, IssueChange.history_id, IssueChange.seq,
                    IssueChange.field, IssueChange.field_id, IssueChange.from_value,
                    IssueChange.to_value, IssueChange.from_string, IssueChange.to_string)
 # The one read of issue_change per report: the keys' status (and sprint) rows through the
 # (key, at) index.
 _STATUS_AND_SPRINT_CHANGES = Prepared(lambda p: IssueChange.select(*_CHANGE_COLUMNS).where(
-    IssueChange.key.in_(_keys(p)) & IssueChange.at.is_null(False)
+    IssueChange.key.in_(json_list(p, 'keys')) & IssueChange.at.is_null(False)
     & ((IssueChange.field == STATUS_FIELD)
        | (IssueChange.field_id == Value(p('sprint_field'), converter=False))
        | (fn.lower(IssueChange.field) == SPRINT_FIELD))))

@@ -42,7 +42,7 @@ from typing import Any
 
 from peewee import SQL, Value, fn
 
-from .db import Hub, Prepared
+from .db import Hub, Prepared, json_list
 from .errors import ConflictError, NotFoundError, ValidationError
 from .models import IssueChange, IssueMember, IssueSprint, JiraSprint
 from .projects import require_project
@@ -296,7 +296,7 @@ def project_flow(hub: Hub, label: str, *, since: date | str | None = None,
 _DONE_IN_WINDOW = Prepared(lambda p: IssueChange.select(IssueChange.key).distinct().where(
     (IssueChange.at >= p('since')) & (IssueChange.at < p('until'))
     & (IssueChange.field == STATUS_FIELD)
-    & IssueChange.to_string.in_(SQL('(SELECT value FROM json_each(?))', [p('done')]))
+    & IssueChange.to_string.in_(json_list(p, 'done'))
     & fn.EXISTS(IssueMember.select(SQL('1')).where(
         (IssueMember.label == p('label')) & (IssueMember.key == IssueChange.key)
         & (IssueMember.neighbor == 0)))))
