@@ -34,6 +34,9 @@ _ISSUE, _MEMBER, _FACET = map(SqlNames, (Issue, IssueMember, SliceFacet))
 _MASTER = Table('sqlite_master', ('type', 'name'))
 COLUMNS = ('status', 'assignee', 'issue_type', 'priority', 'labels')
 _KEY = ', '.join(getattr(_FACET, name) for name in ('label', *COLUMNS))
+# An insert of counts adds to the count already kept for its (label, combination).
+_ADD_TO_KEPT = (f'ON CONFLICT ({_KEY}) DO UPDATE SET '
+                f'{_FACET.count} = {_FACET.count} + excluded.{_FACET.count}')
 
 
 def _values(row: str) -> str:
@@ -44,8 +47,7 @@ def _add(label: str, row: str, source: str, delta: int) -> str:
     """Move by ``delta`` the count of ``label`` and the combination of ``row`` (an issue row:
     ``NEW``, ``OLD`` or ``i``) for each row of ``source`` (a FROM … WHERE …)."""
     return (f'INSERT INTO {_FACET} ({_KEY}, {_FACET.count}) '
-            f'SELECT {label}, {_values(row)}, {delta} {source} '
-            f'ON CONFLICT ({_KEY}) DO UPDATE SET {_FACET.count} = {_FACET.count} + excluded.{_FACET.count};')
+            f'SELECT {label}, {_values(row)}, {delta} {source} {_ADD_TO_KEPT};')
 
 
 def _drop_empty(label: str, row: str, source: str) -> str:
@@ -94,8 +96,7 @@ _PAGE_COMBINATIONS = (
     f'CROSS JOIN {_MEMBER} m ON m.{_MEMBER.key} = k.value '
     f'CROSS JOIN {_ISSUE} i ON i.{_ISSUE.key} = m.{_MEMBER.key} '
     f'GROUP BY m.{_MEMBER.label}, {_values("i")}')
-_MOVE = (f'INSERT INTO {_FACET} ({_KEY}, {_FACET.count}) VALUES (?, ?, ?, ?, ?, ?, ?) '
-         f'ON CONFLICT ({_KEY}) DO UPDATE SET {_FACET.count} = {_FACET.count} + excluded.{_FACET.count}')
+_MOVE = f'INSERT INTO {_FACET} ({_KEY}, {_FACET.count}) VALUES (?, ?, ?, ?, ?, ?, ?) {_ADD_TO_KEPT}'
 _DROP_EMPTY = (f'DELETE FROM {_FACET} WHERE ({_KEY}) = (?, ?, ?, ?, ?, ?) '
                f'AND {_FACET.count} = 0')
 

@@ -120,6 +120,10 @@ _ISSUE_SELECT = (', '.join('{neighbor} AS neighbor' if name == 'neighbor'
 _ITEM_WIDTH = len(ISSUE_COLUMNS) + 1 + len(NOTE_COLUMNS)  # the columns of an item; extras follow
 _SELECTED = (*ISSUE_COLUMNS, 'note_key', *NOTE_COLUMNS)
 _SLICE_TABLES = f'{_MEMBER} m CROSS JOIN {_ISSUE} i ON i.{_ISSUE.key} = m.{_MEMBER.key}'
+# A slice walked in an index order of the issue table: each issue's membership is read by the
+# slice's primary key instead of the slice being sorted (an indexed order, a choice's values).
+_WALK_TABLES = (f'{_ISSUE} i CROSS JOIN {_MEMBER} m ON m.{_MEMBER.label} = :label '
+                f'AND m.{_MEMBER.key} = i.{_ISSUE.key}')
 
 
 def _select_issues(hub: Hub, tables: str, neighbor: str, where: list[str], params: dict,
@@ -313,8 +317,7 @@ def _in_order(hub: Hub, search: jql.Search, params: dict, after: list | None,
     if search.label is not None and columns[0].indexed and _walk_index(hub, search.label):
         # a big slice in an indexed order: walk the issue table's index, each issue's membership
         # read by the slice's primary key, instead of sorting the whole slice
-        tables = (f'{_ISSUE} i CROSS JOIN {_MEMBER} m ON m.{_MEMBER.label} = :label '
-                  f'AND m.{_MEMBER.key} = i.{_ISSUE.key}')
+        tables = _WALK_TABLES
         where = list(search.conditions)
     if after is not None:
         where.append(_after(columns, natural, after, params))
@@ -388,8 +391,7 @@ def _by_choice(hub: Hub, search: jql.Search, params: dict, after: list | None,
     ordered = sorted(groups.items(), key=functools.cmp_to_key(
         lambda one, other: _compare(one[0], list(other[0]), columns)))
     if search.label is not None:
-        tables = (f'{_ISSUE} i CROSS JOIN {_MEMBER} m ON m.{_MEMBER.label} = :label '
-                  f'AND m.{_MEMBER.key} = i.{_ISSUE.key}')
+        tables = _WALK_TABLES
         neighbor, sort_key = f'm.{_MEMBER.neighbor}', f'm.{_MEMBER.sort_key}'
     else:
         tables, neighbor, sort_key = f'{_ISSUE} i', f'i.{_ISSUE.neighbor}', _NATURAL
