@@ -12,23 +12,31 @@ from hublib import history, mirror, reads
 from hublib.db import Hub
 
 from ..openapi import operation
-from ..media import load_query, object_body
+from ..media import load_query, object_body, typed_body
 from ..schemas import mirror as schemas
 from . import Call, Resource
 
 
 class Ingest(Resource):
-    """``POST`` of an agent's page: ``ingest(hub, agent, command_id, body[items])``."""
+    """``POST`` of an agent's page: ``ingest(hub, agent, command_id, body[items])``.
 
-    def __init__(self, hub: Hub, ingest, items: str, doc: dict):
+    ``typed``: hublib's msgspec type of the page in the agent's usual shape, decoded in one pass
+    (:func:`~hubweb.media.typed_body`); without it, or for a body of another shape, the JSON
+    object goes to hublib as it is."""
+
+    def __init__(self, hub: Hub, ingest, items: str, doc: dict, typed: type | None = None):
         super().__init__(hub)
-        self.ingest, self.items = ingest, items
+        self.ingest, self.items, self.typed = ingest, items, typed
         self.DOC = {'post': doc}
 
     def on_post(self, req: falcon.Request, resp: falcon.Response) -> None:
-        body = object_body(req)
-        resp.media = self.ingest(self.hub, body.get('agent'), body.get('command_id'),
-                                 body.get(self.items))
+        body = object_body(req) if self.typed is None else typed_body(req, self.typed)
+        if type(body) is dict:
+            resp.media = self.ingest(self.hub, body.get('agent'), body.get('command_id'),
+                                     body.get(self.items))
+        else:
+            resp.media = self.ingest(self.hub, body.agent, body.command_id,
+                                     getattr(body, self.items))
 
 
 class IssuesCsv(Resource):
@@ -56,7 +64,8 @@ def routes(hub: Hub) -> list[tuple[str, object]]:
         ('/agent/history', Ingest(hub, history.ingest_history, 'items', operation(
             'Приём журнала изменений от агента', body=history.HistoryBody,
             response=schemas.HistoryResultSchema,
-            description='Вставка по (history_id, seq); сохранённая строка не меняется.'))),
+            description='Вставка по (history_id, seq); сохранённая строка не меняется.'),
+            typed=history.HistoryPage)),
         ('/agent/boards', Ingest(hub, mirror.ingest_boards, 'boards', operation(
             'Приём досок и спринтов от агента', body=mirror.BoardsBody,
             response=schemas.BoardsResultSchema))),

@@ -8,10 +8,13 @@ rules must agree on every one.
 """
 from __future__ import annotations
 
+import json
+
+import msgspec
 import pytest
 from hypothesis import example, find, given, settings as hypothesis_settings, strategies as st
 
-from hublib.history import HistoryItem, item_ok, page_columns
+from hublib.history import HistoryItem, HistoryPage, item_ok, page_columns
 from hublib.mirror import IssueIn, issue_ok
 from hublib.timeutil import to_utc
 from hublib.validation import INT64_MAX, INT64_MIN, ValidationError, errors_of
@@ -146,6 +149,61 @@ def test_a_page_checked_a_column_at_a_time_agrees_with_its_items(page):
         assert page_columns(page) == expected
 
 
+def typed_items(page: list) -> list | None:
+    """The items of ``{"agent": "jira", "items": page}`` decoded as a :class:`HistoryPage` (what
+    hubweb does with a body first), or None when the body is not of that shape."""
+    body = json.dumps({'agent': 'jira', 'items': page})
+    try:
+        return msgspec.json.decode(body, type=HistoryPage).items
+    except msgspec.MsgspecError:
+        return None
+
+
+@hypothesis_settings(max_examples=300, deadline=None, derandomize=True)
+@given(HISTORY_PAGE)
+@example([usual(), usual(seq=1), usual(history_id='10002', key='AURORA-2', created=None)])
+@example([usual(), usual(key='aurora-1')])
+@example([usual(), usual(created='2026-02-30T10:00:00.000+0300')])
+@example([usual(created=None), usual(created='garbage')])
+@example([usual(), {name: value for name, value in usual().items() if name != 'author'}])
+def test_a_page_decoded_typed_agrees_with_its_items(page):
+    """Whatever a body decodes into typed items, page_columns gives what the general way gives
+    for its JSON objects: the same columns and times, or a refusal."""
+    typed = typed_items(page)
+    if typed is None:
+        return  # not the usual shape: hubweb takes the general way, proven above
+    expected = _item_by_item(page)
+    if expected is None:
+        with pytest.raises(ValidationError):
+            page_columns(typed)
+    else:
+        assert page_columns(typed) == expected
+
+
+@pytest.mark.parametrize('changed, field', [
+    ({'history_id': 10002}, 'history_id'), ({'history_id': ''}, 'history_id'),
+    ({'seq': True}, 'seq'), ({'seq': -1}, 'seq'), ({'seq': 1.0}, 'seq'),
+    ({'seq': INT64_MAX + 1}, 'seq'), ({'to_string': 3}, 'to_string'),
+    ({'author': ['ivanov']}, 'author'), ({'extra': 1}, 'extra')])
+def test_a_body_of_another_shape_is_not_decoded_typed(changed, field):
+    """Anything but the usual shape goes the general way, whose errors name the field."""
+    assert typed_items([usual(), usual(**changed)]) is None, field
+    assert typed_items([usual(), usual(seq=1)]) is not None
+
+
+@pytest.mark.parametrize('changed, field', [
+    ({'key': 'aurora-1'}, 'key'), ({'created': '2026-02-30T10:00:00.000+0300'}, 'created')])
+def test_a_typed_page_refused_names_the_field_as_the_general_way(changed, field):
+    typed = typed_items([usual(), usual(seq=1, **changed)])
+    assert typed is not None
+    with pytest.raises(ValidationError) as typed_error:
+        page_columns(typed)
+    with pytest.raises(ValidationError) as general_error:
+        page_columns([usual(), usual(seq=1, **changed)])
+    assert typed_error.value.fields == general_error.value.fields
+    assert f'items[1].{field}' in typed_error.value.fields, typed_error.value.fields
+
+
 def test_the_strategies_reach_both_answers():
     """A property that only ever saw accepted (or refused) values would prove nothing."""
     quick = hypothesis_settings(database=None, derandomize=True)
@@ -153,3 +211,6 @@ def test_the_strategies_reach_both_answers():
     assert not issue_ok(find(ISSUE, lambda issue: not issue_ok(issue) and 'key' in issue,
                              settings=quick))
     assert item_ok(find(HISTORY_ITEM, item_ok, settings=quick))
+    assert find(HISTORY_PAGE, lambda page: bool(typed_items(page)) and _item_by_item(page),
+                settings=quick)
+    # a typed page refused (its key, its time) is the explicit examples' part

@@ -476,6 +476,39 @@ def test_history_errors_name_the_item(aurora, client, agent_headers):
     assert rows(aurora, 'SELECT count(*) FROM issue_change') == [(0,)]
 
 
+@pytest.mark.parametrize('extra', [{}, {'extra': 1}, {'command_id': None}],
+                         ids=['usual_shape_typed', 'extra_key_general', 'null_command_id'])
+def test_history_page_stored_alike_either_way(aurora, client, agent_headers, clock, extra):
+    """The agent's usual page is decoded typed in one pass (hublib.history.HistoryPage); a page
+    with anything else (here an unknown key) goes the general way. Both store the same rows."""
+    items = [change(), change(seq=1, field_id=None, field_name='Флажок', to_string='Да'),
+             change(history_id='5002', key='AURORA-2', created=None, author=None)]
+    body = {'agent': 'jira', 'items': items, **extra}
+    response = client.simulate_post('/agent/history', headers=agent_headers, json=body)
+    assert response.status_code == 200, response.json
+    assert response.json == {'inserted': 3, 'ignored': 0}
+    assert rows(aurora, 'SELECT history_id, seq, key, at, created, author, field, field_id, '
+                        'field_name, to_string, fetched_at FROM issue_change ORDER BY 1, 2') == [
+        ('5001', 0, 'AURORA-1', '2026-10-22T06:00:00+00:00', '2026-10-22T09:00:00.000+0300',
+         'ivanov', 'status', 'status', 'Status', 'В работе', '2026-11-30T10:00:00+00:00'),
+        ('5001', 1, 'AURORA-1', '2026-10-22T06:00:00+00:00', '2026-10-22T09:00:00.000+0300',
+         'ivanov', 'Флажок', None, 'Флажок', 'Да', '2026-11-30T10:00:00+00:00'),
+        ('5002', 0, 'AURORA-2', None, None, None, 'status', 'status', 'Status', 'В работе',
+         '2026-11-30T10:00:00+00:00')]
+
+
+@pytest.mark.parametrize('changed, field', [
+    ({'key': 'aurora-1'}, 'key'), ({'created': '2026-02-30T10:00:00.000+0300'}, 'created'),
+    ({'seq': -1}, 'seq'), ({'history_id': ''}, 'history_id')])
+def test_history_errors_of_a_usual_page_name_the_item(aurora, client, agent_headers, changed,
+                                                      field):
+    response = client.simulate_post('/agent/history', headers=agent_headers, json={
+        'agent': 'jira', 'items': [change(), change(**{'history_id': '5002', **changed})]})
+    assert response.status_code == 422
+    assert list(response.json['fields']) == [f'items[1].{field}'], response.json
+    assert rows(aurora, 'SELECT count(*) FROM issue_change') == [(0,)]
+
+
 # --- «Отметка журнала в журнале синхронизаций» ---------------------------------------------------
 
 @pytest.mark.parametrize('params, status, result, marked', [
