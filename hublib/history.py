@@ -138,18 +138,18 @@ def page_columns(items: object) -> tuple[list[tuple], list]:
     return columns, at
 
 
+_FIELDS_OF = msgspec.structs.astuple
+
+
 def _typed_columns(items: list) -> list[tuple] | None:
-    """The columns of a page of typed items (:class:`TypedHistoryItem`) when every key matches, else None
-    (:func:`_item_columns` names what is wrong)."""
+    """The columns of a page of typed items (:class:`TypedHistoryItem`) when every key matches;
+    else None (:func:`_item_columns` names what is wrong)."""
     if type(items[0]) is not TypedHistoryItem or set(map(type, items)) != {TypedHistoryItem}:
         return None
     columns = list(zip(*map(_FIELDS_OF, items)))
     if not all(map(ISSUE_KEY.fullmatch, set(columns[2]))):
         return None
     return columns
-
-
-_FIELDS_OF = msgspec.structs.astuple
 
 
 def _usual_columns(items: list) -> list[tuple] | None:
