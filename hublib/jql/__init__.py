@@ -41,7 +41,7 @@ from .dates import Clock, Span, sql_moment, zone
 from .language import (FIELDS, KEYWORDS, SUPPORTED, And, Clause, FieldSpec, Not, Or, Predicate,
                        Query, Sort, Token, Value, field_named, parse, tokenize, ASSIGNEE,
                        NEIGHBOR_FIELD, Q_FIELD, STATUS, TEXT, UPDATED)
-from .sql import (DERIVED_INDEXES, KEY_FACET_INDEX, Search, SortColumn, clause, compile_search,
+from .sql import (DERIVED_INDEXES, FACET_INDEX, KEY_FACET_INDEX, Search, SortColumn, clause, compile_search,
                   fold, found_by_key, register_functions, stored_values, utc_sql)
 from ..errors import ValidationError
 
@@ -50,4 +50,4 @@ __all__ = ['parse', 'tokenize', 'compile_search', 'clause', 'zone', 'Query', 'Cl
            'SUPPORTED', 'DERIVED_INDEXES', 'register_functions', 'utc_sql', 'sql_moment', 'fold',
            'Clock', 'Span', 'field_named', 'KEYWORDS', 'Token', 'ValidationError', 'STATUS',
            'ASSIGNEE', 'TEXT', 'UPDATED', 'Q_FIELD', 'NEIGHBOR_FIELD', 'stored_values',
-           'found_by_key', 'KEY_FACET_INDEX']
+           'found_by_key', 'FACET_INDEX', 'KEY_FACET_INDEX']

@@ -128,6 +128,27 @@ def test_facets_of_a_slice_count_its_members_only(spelled):
     assert reads.issue_count(spelled, project='AWPCA', jql='status = "в работе"') == {'count': 2}
 
 
+def test_facets_and_counts_of_a_jira_project_are_its_issues_only(spelled, claimed_refresh):
+    """``project = AURORA`` (the team's own project: read from the facet index whole) and
+    ``project = ORBIT`` (a neighbour's: its key range) count their own issues, in any case."""
+    aurora = reads.issue_facets(spelled)
+    mirror.ingest_state(spelled, 'jira', claimed_refresh(spelled), [
+        {'key': 'ORBIT-1', 'summary': 'соседняя', 'status': 'Открыта', 'assignee': 'orlov',
+         'issue_type': 'Задача', 'priority': 'Высокий', 'labels': ['AWPCA'], 'neighbor': True,
+         'created': '2026-11-01T00:00:00Z', 'updated': '2026-11-02T00:00:00Z'}])
+    assert reads.issue_facets(spelled, jql='project = AURORA') == aurora
+    assert reads.issue_facets(spelled, jql='project = aurora') == aurora
+    assert reads.issue_facets(spelled, jql='project IN (AURORA, ORBIT)') == \
+        reads.issue_facets(spelled)
+    orbit = reads.issue_facets(spelled, jql='project = ORBIT')
+    assert orbit['status'] == [{'value': 'Открыта', 'count': 1}]
+    assert orbit['labels'] == [{'value': 'AWPCA', 'count': 1}]
+    assert reads.issue_facets(spelled, jql='project != AURORA') == orbit
+    assert [reads.issue_count(spelled, jql=query)['count'] for query in (
+        'project = AURORA', 'project = ORBIT', 'project != ORBIT', 'project IN (AURORA, ORBIT)',
+        'project = AURORA AND status = "в работе"')] == [7, 1, 7, 8, 2]
+
+
 @pytest.mark.parametrize('jql', [
     'status = "в работе"',
     'status IN ("в работе", готово) AND assignee = ivanov ORDER BY updated DESC',
