@@ -182,8 +182,7 @@ def _usual_columns(items: list) -> list[tuple] | None:
 def _item_columns(items: list) -> list[tuple]:
     """The columns of any other page, its history ids as text; a refused item: ValidationError
     naming its fields (from the schema)."""
-    page = [_values(msgspec.structs.asdict(item) if type(item) is TypedHistoryItem else item)
-            for item in items]
+    page = list(map(_values, _as_objects(items)))
     if None in page:
         _refuse(items)
     columns = list(zip(*page))
@@ -193,10 +192,14 @@ def _item_columns(items: list) -> list[tuple]:
 
 def _refuse(items: list) -> None:
     """Raise the schema's ValidationError naming the fields of each refused item."""
-    items = [msgspec.structs.asdict(item) if type(item) is TypedHistoryItem else item
-             for item in items]
-    check_page(items, 'items', item_ok, HistoryItem)
+    check_page(_as_objects(items), 'items', item_ok, HistoryItem)
     raise AssertionError('item_ok and HistoryItem disagree')  # their twin test fails too
+
+
+def _as_objects(items: list) -> list:
+    """The items as the JSON objects the general rules judge (a typed item as its dict)."""
+    return [msgspec.structs.asdict(item) if type(item) is TypedHistoryItem else item
+            for item in items]
 
 
 class _LogicalFields(dict):

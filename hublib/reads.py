@@ -589,8 +589,8 @@ def _facet_tables(hub: Hub, search: jql.Search, tables: str) -> str:
     its key range stays SQLite's to find."""
     if jql.found_by_key(search):
         return tables.replace(f'{_ISSUE} i', f'{_ISSUE} i INDEXED BY {jql.KEY_FACET_INDEX}', 1)
-    own = settings.setting(hub, 'project_key')
-    if search.label is None and own and own.upper() in search.projects:
+    if (search.label is None and search.projects
+            and jql.project_prefix(settings.setting(hub, 'project_key')) in search.projects):
         return tables.replace(f'{_ISSUE} i', f'{_ISSUE} i INDEXED BY {jql.FACET_INDEX}', 1)
     return tables
 

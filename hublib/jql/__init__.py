@@ -41,8 +41,9 @@ from .dates import Clock, Span, sql_moment, zone
 from .language import (FIELDS, KEYWORDS, SUPPORTED, And, Clause, FieldSpec, Not, Or, Predicate,
                        Query, Sort, Token, Value, field_named, parse, tokenize, ASSIGNEE,
                        NEIGHBOR_FIELD, Q_FIELD, STATUS, TEXT, UPDATED)
-from .sql import (DERIVED_INDEXES, FACET_INDEX, KEY_FACET_INDEX, Search, SortColumn, clause, compile_search,
-                  fold, found_by_key, register_functions, stored_values, utc_sql)
+from .sql import (DERIVED_INDEXES, FACET_INDEX, KEY_FACET_INDEX, Search, SortColumn, clause,
+                  compile_search, fold, found_by_key, project_prefix, register_functions,
+                  stored_values, utc_sql)
 from ..errors import ValidationError
 
 __all__ = ['parse', 'tokenize', 'compile_search', 'clause', 'zone', 'Query', 'Clause', 'And', 'Or',
@@ -50,4 +51,4 @@ __all__ = ['parse', 'tokenize', 'compile_search', 'clause', 'zone', 'Query', 'Cl
            'SUPPORTED', 'DERIVED_INDEXES', 'register_functions', 'utc_sql', 'sql_moment', 'fold',
            'Clock', 'Span', 'field_named', 'KEYWORDS', 'Token', 'ValidationError', 'STATUS',
            'ASSIGNEE', 'TEXT', 'UPDATED', 'Q_FIELD', 'NEIGHBOR_FIELD', 'stored_values',
-           'found_by_key', 'FACET_INDEX', 'KEY_FACET_INDEX']
+           'found_by_key', 'project_prefix', 'FACET_INDEX', 'KEY_FACET_INDEX']

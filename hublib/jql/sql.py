@@ -351,11 +351,10 @@ class _Compiler:
         column = (self.natural or '+i.key') if self.walked else 'i.key'
         ranges = []
         for value in clause.values:
-            folded = fold(value.text)
-            if value.empty or not folded.isascii():
+            prefix = None if value.empty else project_prefix(value.text)
+            if prefix is None:
                 ranges.append('0')  # a project key is ASCII: nothing else can match
                 continue
-            prefix = folded.upper()
             ranges.append(f'({column} >= {self.param(prefix + "-")} '
                           f'AND {column} < {self.param(prefix + ".")})')
         matched = '(' + ' OR '.join(ranges) + ')'
@@ -714,13 +713,20 @@ def compile_search(hub, query: Query, *, tz: str | None = None, extra: Iterable 
         search.conditions.append(compiler.node(term))
     if (len(terms) == 1 and isinstance(terms[0], Clause) and terms[0].field.kind == 'project'
             and terms[0].operator in ('=', 'in')):
-        search.projects = tuple(fold(value.text).upper() for value in terms[0].values
-                                if not value.empty)
+        search.projects = tuple(prefix for value in terms[0].values if not value.empty
+                                and (prefix := project_prefix(value.text)) is not None)
     for sort in order:
         search.order.extend(compiler.sort(sort))
     if len(order) == 1 and order[0].field.column in INDEXED_CHOICES:
         search.choice = getattr(_ISSUE, order[0].field.column)
     return search
+
+
+def project_prefix(name: str | None) -> str | None:
+    """A Jira project's key as its issues' keys begin (``aurora`` → ``AURORA``); None for no
+    name or one that is not ASCII (no issue key can begin with it)."""
+    folded = fold(name) if name else None
+    return folded.upper() if folded and folded.isascii() else None
 
 
 def found_by_key(search: Search) -> bool:
