@@ -12,6 +12,7 @@ from hublib import ValidationError, jql, mirror, reads, settings
 from hublib.slices import natural_key
 from hublib.timeutil import to_utc
 from tests.support.jql_mirror import ALL, ISSUES, PRIORITIES, build_mirror
+from tests.support.paging import every_item
 
 @pytest.fixture
 def mirrored(hub, claimed_refresh):
@@ -20,6 +21,12 @@ def mirrored(hub, claimed_refresh):
 
 def keys(result: dict) -> list[str]:
     return [item['key'] for item in result['items']]
+
+
+def pages(hub, query: str, limit: int, **options) -> list[str]:
+    """The keys of every page of ``query``, ``limit`` a page, cursor to cursor."""
+    return [item['key'] for item in every_item(reads.issues, hub, pages=len(ALL) + 2,
+                                               jql=query, limit=limit, **options)]
 
 
 def found(hub, query: str, **options) -> list[str]:
@@ -400,13 +407,7 @@ def test_order_by_each_field_with_empty_values_last(mirrored, field, descending)
 def test_pages_of_any_order_concatenate_to_the_whole(mirrored, field, descending):
     query = f'ORDER BY {field} {"DESC" if descending else ""}'
     whole = found(mirrored, query)
-    seen, cursor = [], None
-    for _ in range(len(ALL) + 1):
-        page = reads.issues(mirrored, jql=query, limit=2, cursor=cursor)
-        seen += keys(page)
-        cursor = page['next_cursor']
-        if cursor is None:
-            break
+    seen = pages(mirrored, query, limit=2)
     assert seen == whole
 
 
@@ -415,13 +416,7 @@ def test_order_by_two_fields_pages(mirrored):
     whole = found(mirrored, query)
     aurora = [key for key in ALL if key.startswith('AURORA-')]
     assert whole == expected_order_of(aurora, ('priority', True), ('updated', True))
-    seen, cursor = [], None
-    while True:
-        page = reads.issues(mirrored, jql=query, limit=1, cursor=cursor)
-        seen += keys(page)
-        cursor = page['next_cursor']
-        if cursor is None:
-            break
+    seen = pages(mirrored, query, limit=1)
     assert seen == whole
 
 
@@ -577,17 +572,6 @@ def test_json_of_results_is_plain(mirrored):
 
 
 # --- issue 24: the fast shapes answer what the slow ones did -------------------------------------
-
-def pages(hub, query: str, limit: int, **options) -> list[str]:
-    seen, cursor = [], None
-    for _ in range(len(ALL) + 2):
-        page = reads.issues(hub, jql=query, limit=limit, cursor=cursor, **options)
-        seen += keys(page)
-        cursor = page['next_cursor']
-        if cursor is None:
-            return seen
-    raise AssertionError('the cursor never ends')
-
 
 @pytest.mark.parametrize('query', [
     'ORDER BY created DESC', 'ORDER BY created', 'ORDER BY updated DESC', 'ORDER BY updated',

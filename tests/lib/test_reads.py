@@ -6,6 +6,7 @@ import pytest
 from tests.support.timing import query_plans
 from hublib import NotFoundError, ValidationError, history, mirror, paging, projects, reads, settings
 from tests.support.hubs import project_slice
+from tests.support.paging import every_item
 
 
 @pytest.fixture
@@ -149,15 +150,9 @@ def test_change_feed_pages_newest_first_as_it_pages_oldest_first(mirrored):
         {'history_id': str(7000 + n), 'seq': s, 'key': 'AURORA-1',
          'created': f'2026-10-22T0{n % 4}:00:00Z'} for n in range(7) for s in range(2)])
 
-    def walk(order):
-        seen, cursor = [], None
-        for _ in range(10):  # 14 rows, 4 a page: four pages
-            page = reads.change_feed(mirrored, order=order, limit=4, cursor=cursor)
-            seen += [(c['at'], c['history_id'], c['seq']) for c in page['items']]
-            cursor = page['next_cursor']
-            if cursor is None:
-                return seen
-        pytest.fail(f'paging did not end: {seen}')
+    def walk(order):  # 14 rows, 4 a page: four pages
+        return [(c['at'], c['history_id'], c['seq']) for c in every_item(
+            reads.change_feed, mirrored, pages=10, order=order, limit=4)]
 
     oldest_first = walk('asc')
     assert len(oldest_first) == 14 and oldest_first == sorted(oldest_first)
