@@ -38,17 +38,19 @@ Decisions where §16 is silent (also in docs/jql.md):
 from __future__ import annotations
 
 from .dates import Clock, Span, sql_moment, zone
-from .language import (FIELDS, KEYWORDS, SUPPORTED, And, Clause, FieldSpec, Not, Or, Predicate,
-                       Query, Sort, Token, Value, field_named, parse, tokenize, ASSIGNEE,
-                       NEIGHBOR_FIELD, Q_FIELD, STATUS, TEXT, UPDATED)
+from .language import (FIELDS, KEYWORDS, MAX_CLAUSES, MAX_DEPTH, MAX_SORT_KEYS, SUPPORTED, And,
+                       Clause, FieldSpec, Not, Or, Predicate, Query, Refused, Sort, Token, Value,
+                       field_named, normalized, parse, tokenize, ASSIGNEE, NEIGHBOR_FIELD, Q_FIELD,
+                       STATUS, TEXT, UPDATED)
 from .sql import (DERIVED_INDEXES, FACET_INDEX, KEY_FACET_INDEX, Search, SortColumn, clause,
-                  compile_search, fold, found_by_key, project_prefix, register_functions,
-                  stored_values, utc_sql)
+                  compile_search, fold, found_by_key, mirror_size, project_prefix,
+                  register_functions, stored_values, utc_sql)
 from ..errors import ValidationError
 
-__all__ = ['parse', 'tokenize', 'compile_search', 'clause', 'zone', 'Query', 'Clause', 'And', 'Or',
+__all__ = ['parse', 'tokenize', 'normalized', 'compile_search', 'MAX_DEPTH', 'MAX_CLAUSES',
+           'MAX_SORT_KEYS', 'Refused', 'clause', 'zone', 'Query', 'Clause', 'And', 'Or',
            'Not', 'Sort', 'Value', 'Predicate', 'FieldSpec', 'FIELDS', 'Search', 'SortColumn',
            'SUPPORTED', 'DERIVED_INDEXES', 'register_functions', 'utc_sql', 'sql_moment', 'fold',
            'Clock', 'Span', 'field_named', 'KEYWORDS', 'Token', 'ValidationError', 'STATUS',
            'ASSIGNEE', 'TEXT', 'UPDATED', 'Q_FIELD', 'NEIGHBOR_FIELD', 'stored_values',
-           'found_by_key', 'project_prefix', 'FACET_INDEX', 'KEY_FACET_INDEX']
+           'found_by_key', 'project_prefix', 'FACET_INDEX', 'KEY_FACET_INDEX', 'mirror_size']
