@@ -43,8 +43,8 @@ def walk(hub, jql: str, project: str | None = None, limit: int = 4) -> tuple[lis
 
 
 def expected(hub, field: str, column: str, descending: bool, project: str | None) -> list[str]:
-    """Casefold rank (priority: its place in priority_map, unknown after), empty last both
-    ways, ties by natural key ascending."""
+    """Casefold rank (priority: the map's first value ranks highest, a priority not in the map
+    below every named one, by name), empty last both ways, ties by natural key ascending."""
     rows = hub.db.execute_sql(f'SELECT key, {column}, labels FROM issue').fetchall()
     if project is not None:
         rows = [row for row in rows if f'"{project}"' in row[2]]
@@ -53,11 +53,12 @@ def expected(hub, field: str, column: str, descending: bool, project: str | None
     def rank(value):
         folded = value.casefold()
         if field == 'priority':
-            return (names.index(folded) if folded in names else len(names), folded)
+            return (len(names) - names.index(folded) if folded in names else 0, folded)
         return (folded,)
 
     filled = sorted((row for row in rows if row[1]), key=lambda row: natural_key(row[0]))
-    filled.sort(key=lambda row: rank(row[1]), reverse=descending)
+    filled.sort(key=lambda row: rank(row[1])[1:])  # priorities of one rank by name A→Z
+    filled.sort(key=lambda row: rank(row[1])[:1], reverse=descending)
     empty = sorted((row for row in rows if not row[1]), key=lambda row: natural_key(row[0]))
     return [row[0] for row in filled + empty]
 
