@@ -273,9 +273,14 @@ SUPPORTED = (
     'futureSprints()), "Story Points", note (IS EMPTY), issue IN linkedIssues(KEY[, "тип"]). '
     'Операторы: = != > >= < <= ~ !~ IN, NOT IN, IS [NOT] EMPTY, WAS [NOT] [IN], CHANGED с FROM TO '
     'BY AFTER BEFORE ON DURING (status, priority, assignee); AND, OR, NOT, скобки, ORDER BY. '
-    'Даты: "2026-11-30", "2026-11-30 14:05", -7d, -2w, now(), startOfDay() … endOfYear(). '
+    'NOT — отрицательный оператор, как в Jira: NOT assignee = x то же, что assignee != x (задачи '
+    'без исполнителя не подходят ни под то, ни под другое). ORDER BY priority DESC — сначала '
+    'самые важные (первые в priority_map). '
+    'Даты: "2026-11-30", "2026-11-30 14:05", -7d, -2w, now(), startOfDay() … endOfYear(); '
+    'смещение функции отсчитывается от границы периода: startOfMonth("+14d") — 15-е число. '
+    'Пределы: вложенность скобок и NOT до 16, условий до 300, полей в ORDER BY до 10. '
     'Отказ (422 с позицией): currentUser(), membersOf(), watchedIssues() и другие функции без '
-    'данных в зеркале, неизвестные поля и операторы.')
+    'данных в зеркале, неизвестные поля и операторы, запрос слишком тяжёлый для зеркала.')
 
 
 def field_named(name: str, position: int) -> FieldSpec:
