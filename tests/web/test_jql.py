@@ -177,6 +177,55 @@ def test_csv_refusal_comes_before_the_first_chunk(mirrored):
     assert caught.value.fields == {'jql': ['незакрытая скобка "(", позиция 1']}
 
 
+# --- issue 31: hostile queries are a 422 on every path, before the first byte of a CSV -------------
+
+JQL_PATHS = ('/issues', '/issues/count', '/issues/facets', '/issues.csv')
+
+
+@pytest.mark.parametrize('jql, message', [
+    ('NOT ' * 19 + 'labels = x', 'слишком глубокая вложенность (больше 16), позиция 65'),
+    ('(' * 40 + 'labels = x' + ')' * 40, 'слишком глубокая вложенность (больше 16), позиция 17'),
+    ('ORDER BY ' + ', '.join(['due'] * 1990),
+     'поле "due" уже есть в ORDER BY: сортировать по полю можно один раз, позиция 15'),
+    ('ORDER BY status, status', 'поле "status" уже есть в ORDER BY: сортировать по полю можно '
+                                'один раз, позиция 18'),
+    ('created > now(-9999999d)', 'неверная дата "now(-9999999d)", позиция 11'),
+    ('key < AURORA-' + '9' * 5000, 'слишком большой номер задачи "AURORA-' + '9' * 33 + '…", '
+                                   'позиция 7'),
+])
+def test_hostile_queries_are_refused_on_every_path(mirrored, client, client_headers, jql,
+                                                   message):
+    for path in JQL_PATHS:
+        response = get(client, client_headers, path, jql=jql)
+        assert response.status_code == 422, (path, response.status_code)
+        assert response.json['fields'] == {'jql': [message]}, path
+
+
+def test_a_query_at_the_depth_limit_is_answered_on_every_path(mirrored, client, client_headers):
+    query = 'key = AURORA-1'
+    for level in range(15):  # the innermost clauses at depth 16
+        query = f'(status WAS Готово DURING ("2026-10-01", "2026-11-01") ' \
+                f'{"OR" if level % 2 else "AND"} {query})'
+    for path in JQL_PATHS:
+        response = get(client, client_headers, path, jql=query, project='AWPCA')
+        assert response.status_code == 200, (path, response.text[:300])
+    rows = csv_rows(get(client, client_headers, '/issues.csv', jql=query + ' ORDER BY status'))
+    assert rows[0] == list(reads.DEFAULT_CSV_FIELDS)
+
+
+def test_a_query_sure_to_outrun_the_deadline_is_a_422_on_every_path(mirrored, client,
+                                                                   client_headers):
+    import json
+    with mirrored.write():
+        mirrored.db.execute_sql('INSERT OR REPLACE INTO setting (key, value) VALUES (?, ?)',
+                                ('read_deadline_seconds', json.dumps(0.001)))
+    query = ' OR '.join(f'status WAS "x{n}" BY u{n}' for n in range(300))
+    for path in JQL_PATHS:
+        response = get(client, client_headers, path, jql=query)
+        assert response.status_code == 422, path
+        assert response.json['fields']['jql'][0].startswith('запрос слишком тяжёлый: ')
+
+
 def test_openapi_documents_the_jql_endpoints(client):
     document = client.simulate_get('/openapi.json').json
     csv_get = document['paths']['/issues.csv']['get']
