@@ -366,7 +366,7 @@ def _by_choice(hub: Hub, search: jql.Search, params: dict, after: list | None,
 
     The column's stored spellings (a skip scan: statuses, people, types) and the empty value get
     their sort values from the order's own SQL, evaluated over the spellings alone (one
-    statement, one parameter: a JSON list), and are visited in that order: a spelling is one
+    statement, no parameter per spelling), and are visited in that order: a spelling is one
     range of ``issue_choice_walk_<column>`` (on ``coalesce(column, '')``: NULL and '' are one
     range) in natural key order, read from the cursor on until the page is full; spellings with
     the same sort values (``Готово``, ``готово``) are merged by natural key.
@@ -384,11 +384,10 @@ def _by_choice(hub: Hub, search: jql.Search, params: dict, after: list | None,
           else list(range(_ITEM_WIDTH, _ITEM_WIDTH + len(columns) + 1)))
     sort_key_of = operator.itemgetter(at[-1])
     groups: dict[tuple, list] = {}
-    spellings = ['', *jql.stored_values(hub, column)]
     for spelling, *values in hub.db.execute_sql(
             f'SELECT i.{column}, {", ".join(sort.sql for sort in columns)} FROM '
-            f'(SELECT value AS {column} FROM json_each(:spellings)) i',
-            {**search.params, 'spellings': json.dumps(spellings, ensure_ascii=False)}):
+            f"(SELECT '' AS {column} UNION ALL SELECT x FROM ({jql.distinct_values_sql(column)})) i",
+            search.params):
         groups.setdefault(tuple(values), []).append(spelling)
     if search.label is not None:
         tables = _WALK_TABLES

@@ -43,7 +43,8 @@ from .language import (FIELDS, KEYWORDS, MAX_CLAUSES, MAX_DEPTH, MAX_SORT_KEYS, 
                        field_named, normalized, parse, tokenize, ASSIGNEE, NEIGHBOR_FIELD, Q_FIELD,
                        STATUS, TEXT, UPDATED)
 from .sql import (DERIVED_INDEXES, FACET_INDEX, KEY_FACET_INDEX, Search, SortColumn, clause,
-                  compile_search, fold, found_by_key, mirror_size, project_prefix,
+                  compile_search, distinct_values_sql, fold, found_by_key, mirror_size,
+                  project_prefix,
                   register_functions, stored_values, utc_sql)
 from ..errors import ValidationError
 
@@ -53,4 +54,5 @@ __all__ = ['parse', 'tokenize', 'normalized', 'compile_search', 'MAX_DEPTH', 'MA
            'SUPPORTED', 'DERIVED_INDEXES', 'register_functions', 'utc_sql', 'sql_moment', 'fold',
            'Clock', 'Span', 'field_named', 'KEYWORDS', 'Token', 'ValidationError', 'STATUS',
            'ASSIGNEE', 'TEXT', 'UPDATED', 'Q_FIELD', 'NEIGHBOR_FIELD', 'stored_values',
-           'found_by_key', 'project_prefix', 'FACET_INDEX', 'KEY_FACET_INDEX', 'mirror_size']
+           'found_by_key', 'project_prefix', 'FACET_INDEX', 'KEY_FACET_INDEX', 'mirror_size',
+           'distinct_values_sql']

@@ -110,13 +110,19 @@ DERIVED_INDEXES = (
 )
 
 
+def distinct_values_sql(column: str) -> str:
+    """SQL of the distinct non-empty text values ``x`` of the issue column ``column`` (an
+    ``INDEXED_CHOICES`` one) as stored, in binary order: a skip scan of its index (min, then the
+    next greater, …), one index seek per value."""
+    return (f"WITH RECURSIVE v(x) AS (SELECT min({column}) FROM {_ISSUE} WHERE {column} > '' "
+            f"UNION ALL SELECT (SELECT min({column}) FROM {_ISSUE} WHERE {column} > v.x) FROM v "
+            f"WHERE v.x IS NOT NULL) SELECT x FROM v WHERE typeof(x) = 'text'")
+
+
 def stored_values(hub, column: str) -> list[str]:
-    """Distinct non-empty values of the issue column ``column`` (an ``INDEXED_CHOICES`` one)
-    as stored: a skip scan of its index (min, then the next greater, …)."""
-    sql = (f"WITH RECURSIVE v(x) AS (SELECT min({column}) FROM {_ISSUE} WHERE {column} > '' "
-           f"UNION ALL SELECT (SELECT min({column}) FROM {_ISSUE} WHERE {column} > v.x) FROM v "
-           f"WHERE v.x IS NOT NULL) SELECT x FROM v WHERE x IS NOT NULL")
-    return [value for (value,) in hub.db.execute_sql(sql) if isinstance(value, str)]
+    """Distinct non-empty values of the issue column ``column`` as stored
+    (:func:`distinct_values_sql`)."""
+    return [value for (value,) in hub.db.execute_sql(distinct_values_sql(column))]
 
 
 def mirror_size(hub) -> int:
