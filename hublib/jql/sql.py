@@ -184,11 +184,13 @@ _KEY = re.compile(r'([A-Z][A-Z0-9_]*)-(\d+)')
 # deadline is refused up front, «запрос слишком тяжёлый: …»). What grows with the mirror is what
 # runs for each issue or each document: a history clause reads the issue's own change rows, a
 # full-text term its posting list (a short prefix: every term it begins). In CPU µs per issue of
-# the mirror, about half of what each took at 100,000 issues on the shared 2-core machine (count,
-# in process: WAS 7.5, WAS in a window 7.9, CHANGED 2.1-4.5, `text ~ а*` 0.69, a two-letter
-# prefix 0.013, the word «данных», in half the documents, 0.72), so that only a query sure to run
-# past the deadline is refused; everything else is left to the deadline itself. Plain columns,
-# lists of keys and sorts cost too little to count. scripts/bench_jql_cost.py measures them.
+# the mirror, lower bounds of what each took at 100,000 issues on the shared 2-core machine
+# (scripts/bench_jql_cost.py, counts in process): history clauses about half (WAS 7.5-8.6, WAS in
+# a window 7.9-8.2, CHANGED 2.1-5.4, CHANGED in a window 0.37), a one-letter prefix half (`а*`
+# 0.69), longer prefixes and words what a rare one costs (900 two-letter prefixes 0.013 each on
+# average; a common one, `да*` 0.98 or «данных» 0.49, is as dear as a one-letter prefix): only a
+# query sure to run past the deadline is refused, the rest is left to the deadline itself. Plain
+# columns, lists of keys and sorts cost too little to count.
 COSTS = {'was': 4.0, 'was_window': 4.0, 'changed': 1.0, 'changed_window': 0.2,
          'word': 0.01, 'prefix1': 0.3, 'prefix2': 0.005, 'prefix': 0.001}
 # SQLite's limit of bound variables is 32,766 (since 3.32): a query that would bind more is
@@ -221,6 +223,7 @@ class _Compiler:
         self.natural = natural
         self._closed: list[str] | None = None
         self._stored: dict[str, list[str]] = {}
+        self._few: dict[str, list[str] | None] = {}
         self.refusals: list[ValidationError] = []
         # the estimated cost (µs of CPU per issue of the mirror) and the clauses that make it
         self.cost = 0.0
@@ -721,20 +724,46 @@ class _Compiler:
             return [SortColumn(utc_sql(column), way, indexed=True)]
         if spec.name == 'priority':
             # priorities of one rank (those the map does not name) by name A→Z either way
-            return [SortColumn(self.priority_rank(column), way), SortColumn(folded(column), False)]
+            name = self.folded(spec.column)
+            return [SortColumn(self.priority_rank(column, name), way), SortColumn(name, False)]
         if spec.kind in ('choice', 'text'):
-            return [SortColumn(folded(column), way)]
+            return [SortColumn(self.folded(spec.column), way)]
         if spec.kind == 'number':
             return [SortColumn(column, way)]
         return [SortColumn(f"NULLIF({column}, '')", way)]
 
-    def priority_rank(self, column: str) -> str:
+    def folded(self, name: str) -> str:
+        """The sort value of the issue column ``name`` (:func:`folded`). A choice column with at
+        most :data:`FEW_SPELLINGS` stored spellings (statuses, types, priorities: the everyday
+        case) says their casefolds as a CASE of SQL literals, no Python call per row and no
+        parameter (a sort of 16,000 of 20,000 issues by status: 74 ms CPU with the call, 50
+        with the CASE); any other spelling, and a column of more, casefolds per row."""
+        column = f'i.{getattr(_ISSUE, name)}'
+        spellings = self.few_spellings(name) if name in INDEXED_CHOICES else None
+        if not spellings:
+            return folded(column)
+        cases = ' '.join(f'WHEN {_literal(value)} THEN {_literal(fold(value))}'
+                         for value in spellings)
+        return f'CASE {column} {cases} ELSE {folded(column)} END'
+
+    def few_spellings(self, name: str) -> list[str] | None:
+        """The stored spellings of a choice column when there are at most
+        :data:`FEW_SPELLINGS` of them (a skip scan that stops after one more), else None."""
+        if name not in self._few:
+            found = [value for (value,) in self.hub.db.execute_sql(
+                f'{distinct_values_sql(getattr(_ISSUE, name))} LIMIT {FEW_SPELLINGS + 1}')]
+            self._few[name] = (found if len(found) <= FEW_SPELLINGS
+                               and not any('\x00' in value for value in found) else None)
+        return self._few[name]
+
+    def priority_rank(self, column: str, sort_value: str) -> str:
         """The rank of a priority as Jira sorts it: ``priority_map``'s values in the order the
         client wrote the map go from the most important to the least, so the first value ranks
         highest (``ORDER BY priority DESC`` lists it first); a priority the map does not name
-        ranks below every named one (0; such ones are ordered by name, the next sort column);
-        no priority is NULL (last both ways). The map's values are bound, one parameter each
-        (a setting of a few names, not the mirror's values)."""
+        ranks below every named one (0; such ones by name A→Z in either direction: the next
+        sort column); no priority is NULL (last both ways). ``sort_value`` is the priority's
+        casefold (:meth:`folded`). The map's values are bound, one parameter each (a setting of a
+        few names, not the mirror's values)."""
         stored = setting(self.hub, 'priority_map', {})
         names: list[str] = []
         for name in (stored.values() if isinstance(stored, dict) else ()):
@@ -742,8 +771,18 @@ class _Compiler:
                 names.append(fold(name))
         cases = ' '.join(f'WHEN {self.param(name)} THEN {len(names) - index}'
                          for index, name in enumerate(names))
-        known = f'CASE hub_fold({column}) {cases} ELSE 0 END' if names else '0'
+        known = f'CASE {sort_value} {cases} ELSE 0 END' if names else '0'
         return f'CASE WHEN {self.empty(column)} THEN NULL ELSE {known} END'
+
+
+# A choice column of at most this many stored spellings sorts by a CASE of their casefolds
+# (_Compiler.folded): a few dozen tests of a row's value are cheaper than a Python call.
+FEW_SPELLINGS = 32
+
+
+def _literal(text: str) -> str:
+    """``text`` as an SQL string literal (no NUL: _Compiler.few_spellings keeps those out)."""
+    return "'" + text.replace("'", "''") + "'"
 
 
 def folded(column: str) -> str:

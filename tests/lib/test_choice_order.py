@@ -7,9 +7,10 @@ import random
 import pytest
 
 from hublib import mirror, projects, reads, settings
+from hublib.jql import sql as jql_sql
 from hublib.slices import natural_key
 
-STATUSES = ['Открыта', 'открыта', 'Готово', 'В работе', 'в работе', None, '']
+STATUSES = ['Открыта', 'открыта', 'Готово', 'В работе', 'в работе', "Don't", "DON'T", None, '']
 PEOPLE = ['ivanov', 'Ivanov', 'petrov', None, '']
 TYPES = ['Ошибка', 'Задача', 'задача', None]
 PRIORITIES = ['High', 'high', 'Low', 'Medium', 'Неизвестный', None, '']
@@ -63,14 +64,17 @@ def expected(hub, field: str, column: str, descending: bool, project: str | None
     return [row[0] for row in filled + empty]
 
 
+@pytest.mark.parametrize('few', [32, 0])
 @pytest.mark.parametrize('project', [None, 'P'])
 @pytest.mark.parametrize('way', ['ASC', 'DESC'])
 @pytest.mark.parametrize('field, column', [('status', 'status'), ('priority', 'priority'),
                                            ('assignee', 'assignee'), ('issuetype', 'issue_type')])
-def test_a_choice_order_walks_values_with_the_sorts_pages_and_cursors(mirrored, field, column,
-                                                                      way, project):
+def test_a_choice_order_walks_values_with_the_sorts_pages_and_cursors(mirrored, monkeypatch, few,
+                                                                      field, column, way, project):
     """Pages of 4 across value boundaries (mixed-case spellings of one value, NULL and '' last
-    both ways): the same keys and cursors as the sort of every issue, and the expected order."""
+    both ways, a quote in a spelling): the same keys and cursors as the sort of every issue, and
+    the expected order; with the few spellings' CASE of literals and with a casefold per row."""
+    monkeypatch.setattr(jql_sql, 'FEW_SPELLINGS', few)
     query = f'ORDER BY {field} {way}'
     walked, walked_cursors = walk(mirrored, query, project)
     sorted_, sorted_cursors = walk(mirrored, f'{SORTED} {query}', project)
