@@ -193,6 +193,59 @@ def test_facets_offer_the_values_present_with_counts_and_filter_case_insensitive
     assert 'не назначена' in assignee.inner_text()  # the empty value is offered too
 
 
+def facet_counts(page, label: str) -> dict[str, str]:
+    """The values a facet list offers (opened and drawn) with their counts."""
+    facet = page.locator(f'details.facet:has(summary:has-text("{label}"))')
+    if facet.get_attribute('open') is None:
+        facet.locator('summary').click()
+    facet.locator('li').first.wait_for()
+    return dict(zip(facet.locator('label').evaluate_all(
+        'labels => labels.map((l) => l.querySelector("input").value)'),
+        facet.locator('label .count').all_inner_texts()))
+
+
+def test_each_facet_list_counts_within_the_other_lists_choices(ui):
+    asked = []
+    ui.page.on('request', lambda r: asked.append(r.url) if '/issues/facets' in r.url else None)
+    ui.sign_in('#/issues?' + urlencode({'jql': 'status IN ("На проверке", "В работе")'}), view='issues')
+    page = ui.page
+    # the assignees of the chosen statuses only: AURORA-1, 3 (ivanov), 100 (petrov), 14 (nobody)
+    assert facet_counts(page, 'Исполнитель') == {'ivanov': '2', 'petrov': '1', '': '1'}
+    # the status list is not narrowed by its own choice: every status can still be added
+    statuses = facet_counts(page, 'Статус')
+    assert statuses['Открыта'] == str(len(api_keys(ui.hub, jql='status = Открыта')))
+    assert statuses['В работе'] == '3' and statuses['Готово'] == '1'
+    assert len(asked) == 1  # one request for every list
+    page.locator('details.facet:has(summary:has-text("Исполнитель")) input[value="ivanov"]').click()
+    ui.wait('issues')
+    assert page.input_value('input[name="jql"]') == \
+        'status IN ("На проверке", "В работе") AND assignee IN ("ivanov")'
+    assert keys_shown(page) == ['AURORA-1', 'AURORA-3']
+    # now the statuses count ivanov's issues only (AURORA-14's «в работе» has no assignee)
+    statuses = facet_counts(page, 'Статус')
+    assert statuses['В работе'] == '1' and statuses['Готово'] == '1' and statuses['На проверке'] == '1'
+    assert statuses['Открыта'] == str(len(api_keys(ui.hub, jql='status = Открыта AND assignee = ivanov')))
+    assert facet_counts(page, 'Исполнитель') == {'ivanov': '2', 'petrov': '1', '': '1'}
+    assert len(asked) == 2
+    assert 'chosen=' in asked[-1]
+
+
+def test_no_value_chosen_in_a_facet_is_empty_in_the_list_which_every_choice_field_takes(ui):
+    # «без типа» written as `issuetype IS EMPTY` was refused: the hub takes EMPTY in an IN list
+    api = ui.hub['api']
+    api.get('/issues/count?' + urlencode({'jql': 'issuetype IS EMPTY'}), expect=422)
+    api.get('/issues/count?' + urlencode({'jql': 'issuetype IN ("Задача", EMPTY)'}))
+    ui.sign_in('#/issues?' + urlencode({'jql': 'labels = AWPCA'}), view='issues')
+    page = ui.page
+    assignee = page.locator('details.facet:has(summary:has-text("Исполнитель"))')
+    assignee.locator('summary').click()
+    assignee.locator('input[value=""]').click()  # «не назначена»
+    ui.wait('issues')
+    assert page.input_value('input[name="jql"]') == 'labels = AWPCA AND assignee IN (EMPTY)'
+    assert keys_shown(page) == api_keys(ui.hub, jql='labels = AWPCA AND assignee IS EMPTY') == ['AURORA-14']
+    assert page.locator('input[name="jql"][aria-invalid="true"]').count() == 0
+
+
 def test_the_total_matches_the_count_api(ui):
     ui.sign_in('#/issues', view='issues')
     for jql in ('', 'labels = AWPCA', 'status = "в работе"', 'text ~ задача', 'key = AURORA-404'):

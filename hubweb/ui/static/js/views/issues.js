@@ -8,7 +8,7 @@
 import {ApiError, cachedGet, download, get} from '../api.js';
 import {field, h, message, uid} from '../dom.js';
 import {badge, plural, time} from '../format.js';
-import {facetSelection, quote, firstSort, sortedBy, withFacet} from '../jql-text.js';
+import {facetChoices, facetSelection, quote, firstSort, sortedBy, withFacet} from '../jql-text.js';
 import {person} from '../people.js';
 import {address, issueLink, pager, rememberedAuthor} from './common.js';
 
@@ -184,13 +184,15 @@ export default async function issues({query: asked, isCurrent}) {
   let page = null;
   let total = null;
   let refusal = null;
-  // The facet lists count within the query without the lists' own choices, so a list keeps
-  // offering every value while some are chosen (multi-select) and a choice can be widened. They
-  // are asked for once, when a list is first opened.
-  const unfiltered = FACETS.reduce((text, spec) => withFacet(text, spec.names, spec.field, []), jql);
+  // Each facet list counts within the query and the other lists' choices, without its own, so
+  // a list keeps offering every value while some are chosen (multi-select) and a choice can be
+  // widened: the query goes without its facet terms, the choices beside it (`chosen`), one
+  // request for all lists, asked for once, when a list is first opened.
+  const {jql: unchosen, chosen} = facetChoices(jql, FACETS);
   let facetsAnswer = null;
   const facets = () => {
-    facetsAnswer = facetsAnswer || get('/issues/facets', {...scope, jql: unfiltered});
+    facetsAnswer = facetsAnswer || get('/issues/facets', {...scope, jql: unchosen,
+      chosen: Object.keys(chosen).length ? JSON.stringify(chosen) : null});
     return facetsAnswer;
   };
   try {
