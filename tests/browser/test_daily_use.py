@@ -611,6 +611,47 @@ def test_an_unreachable_hub_says_so_in_russian(ui):
     ui.console.clear()  # the browser logs the refused connection itself
 
 
+def test_a_view_opened_while_the_hub_is_stopped_offers_a_retry_that_works_once_it_is_back(
+        browser, tmp_path):
+    """The view's module is not loaded yet when the hub stops: the browser's «Failed to fetch
+    dynamically imported module» becomes «хаб недоступен» with «Повторить», as for an API call."""
+    from tests.support.server import ServerProcess
+
+    server = start_server(tmp_path / 'data')
+    port = int(server['url'].rsplit(':', 1)[1])
+    try:
+        with open_ui(browser, server) as ui:
+            ui.sign_in()
+            server.stop()
+            ui.go('#/changes', 'error')  # js/views/changes.js has not been loaded by this page
+            shown = ui.page.locator('#main').inner_text()
+            assert 'хаб недоступен' in shown and 'Failed to fetch' not in shown, shown
+            assert 'Ошибка страницы' not in shown
+            again = ServerProcess(tmp_path / 'data', port=port)
+            try:
+                ui.page.click('button:text-is("Повторить")')
+                ui.wait('changes')
+                assert ui.page.locator('h1').inner_text() == 'Лента изменений'
+            finally:
+                again.stop()
+            ui.console.clear()  # the browser logs the refused connections itself
+    finally:
+        server.stop()
+
+
+def test_a_view_module_missing_while_the_hub_answers_offers_a_reload(ui):
+    ui.sign_in()
+    ui.page.route(re.compile(r'.*/js/views/changes\.js$'), lambda route: route.fulfill(status=404, body='нет'))
+    ui.go('#/changes', 'error')
+    shown = ui.page.locator('#main').inner_text()
+    assert 'не загрузилась часть страницы (views/changes.js)' in shown and 'хаб недоступен' not in shown
+    ui.page.unroute(re.compile(r'.*/js/views/changes\.js$'))
+    ui.page.click('button:text-is("Обновить страницу")')
+    ui.seen = 0  # a new document counts its renders from 1
+    ui.wait('changes')
+    ui.console.clear()  # the 404 of the module
+
+
 VIEWS_1280 = ['#/', '#/projects', '#/issues?project=AWPCA', '#/issues/AURORA-1', '#/issues/AURORA-12',
               '#/board/AWPCA?sprint=all', '#/batches', '#/batches/{finished_with_errors}',
               '#/batches/{refresh_batch}', '#/new-batch', '#/changes']
