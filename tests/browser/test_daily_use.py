@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import re
 import time
+from datetime import datetime, timezone
 from urllib.parse import urlencode
 
 import pytest
 
 from tests.conftest import start_server
 
-from .conftest import Api, fill, issue, open_ui
+from .conftest import Api, fill, issue, open_ui, ru_plural
 
 pytestmark = pytest.mark.browser
 
@@ -567,12 +568,13 @@ def test_times_are_relative_with_the_exact_local_time_on_hover(ui):
     ui.sign_in('#/issues/AURORA-1', view='issue')
     moment = ui.page.locator('.comment time').first
     assert moment.get_attribute('title') == '22.10.2026, 09:00:00 (2026-10-22 06:00:00 UTC)'
-    expected = ui.page.evaluate('''() => {
-      const days = Math.round((Date.parse('2026-10-22T06:00:00Z') - Date.now()) / 86400000);
-      return Math.abs(days) < 26 ? new Intl.RelativeTimeFormat('ru', {numeric: 'auto'}).format(days, 'day')
-        : new Intl.RelativeTimeFormat('ru', {numeric: 'auto'}).format(Math.round(days / 30), 'month');
-    }''')
-    assert moment.inner_text() == expected
+    # elapsed time in days, then in average months (docs/web-ui.md), never a calendar word
+    days = (time.time() - datetime(2026, 10, 22, 6, tzinfo=timezone.utc).timestamp()) / 86400
+    assert days > 0, 'the machine clock is before the fixture\'s comment'
+    expected = (ru_plural(round(days), ('день', 'дня', 'дней')) if days < 26
+                else ru_plural(round(days / (365.25 / 12)), ('месяц', 'месяца', 'месяцев')) if days < 350
+                else ru_plural(round(days / 365.25), ('год', 'года', 'лет')))
+    assert moment.inner_text() == f'{expected} назад'
 
 
 def test_russian_plurals(ui):
