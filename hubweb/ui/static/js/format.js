@@ -19,6 +19,10 @@ const YEAR = 365.25 * DAY;
 const UNITS = [['second', 1, 45], ['minute', 60, 45 * 60], ['hour', 3600, 22 * 3600],
   ['day', DAY, 26 * DAY], ['month', MONTH, 11.5 * MONTH], ['year', YEAR, Infinity]];
 
+// The forms of the nouns counted on more than one page (one / few / many), for plural().
+export const ISSUE_WORDS = ['задача', 'задачи', 'задач'];
+export const POINT_WORDS = ['очко', 'очка', 'очков'];
+
 /**
  * A count with its noun in the right Russian form: plural(5, ['задача', 'задачи', 'задач']) is
  * «5 задач» (Intl.PluralRules('ru'): one / few / many; a fraction takes the «few» form).

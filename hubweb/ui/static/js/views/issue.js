@@ -4,7 +4,7 @@
 // a batch after a preview, the service note editor and the change history.
 import {cachedGet, download, get, post, put, seg} from '../api.js';
 import {details, field, fill, h, message, table} from '../dom.js';
-import {ATTACHMENT_STATE, FIELD_NAME, SPRINT_STATE, badge, day, plural, size, time} from '../format.js';
+import {ATTACHMENT_STATE, FIELD_NAME, ISSUE_WORDS, SPRINT_STATE, badge, day, plural, size, time} from '../format.js';
 import {renderMarkup} from '../markup.js';
 import {learnPeople, nameOf, person} from '../people.js';
 import {address, commandLink, issueLink, rememberAuthor, rememberedAuthor, section, showErrors} from './common.js';
@@ -241,7 +241,7 @@ function epicIssues(key) {
       return;
     }
     fill(body,
-      h('p', {}, `В эпике ${plural(total.count, ['задача', 'задачи', 'задач'])}`,
+      h('p', {}, `В эпике ${plural(total.count, ISSUE_WORDS)}`,
         total.count > page.items.length ? ['; первые ', String(page.items.length), ' · '] : ' · ',
         h('a', {href: address('/issues', {jql})}, 'в списке задач')),
       h('ul', {class: 'links'}, page.items.map((i) => h('li', {}, linkedIssue(i)))));

@@ -7,13 +7,12 @@
 // The address holds the whole query, so a list is a link that can be shared.
 import {ApiError, cachedGet, download, get} from '../api.js';
 import {field, h, message, uid} from '../dom.js';
-import {badge, plural, time} from '../format.js';
+import {ISSUE_WORDS, badge, plural, time} from '../format.js';
 import {facetChoices, facetSelection, quote, firstSort, sortedBy, withFacet} from '../jql-text.js';
 import {person} from '../people.js';
 import {address, issueLink, pager, rememberedAuthor} from './common.js';
 
 const PAGE = 100;
-const ISSUES = ['задача', 'задачи', 'задач'];
 const TZ = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 // Filters of §15's addresses before the query language; an address with them is rewritten as JQL.
 const LEGACY = ['neighbor', 'status', 'assignee', 'q', 'text', 'updated_since'];
@@ -248,7 +247,7 @@ export default async function issues({query: asked, isCurrent}) {
     h('div', {class: 'facets', role: 'group', 'aria-label': 'Фильтры по значениям'},
       FACETS.map((spec) => facetControl(spec, jql, go, facets))),
     h('p', {class: 'total'},
-      h('strong', {class: 'count', 'aria-live': 'polite'}, `Найдено: ${plural(total.count, ISSUES)}`),
+      h('strong', {class: 'count', 'aria-live': 'polite'}, `Найдено: ${plural(total.count, ISSUE_WORDS)}`),
       page.items.length && first && total.count > page.items.length
         ? ` · на странице первые ${page.items.length}` : '',
       page.ranked_within ? ` · по релевантности среди ${page.ranked_within} новейших` : '',

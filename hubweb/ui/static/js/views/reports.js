@@ -5,14 +5,12 @@
 // The router imports this module on demand, so neither it nor charts.js is in the first load.
 import {ApiError, get, seg} from '../api.js';
 import {field, h, message, table} from '../dom.js';
-import {SPRINT_STATE, day, exactText, parseTime, plural, time} from '../format.js';
+import {ISSUE_WORDS, POINT_WORDS, SPRINT_STATE, day, exactText, parseTime, plural, time} from '../format.js';
 import {barChart, lineChart, number, scatter, stackedArea} from '../charts.js';
 import {address, filterForm, issueLink, section} from './common.js';
 
 const STYLESHEET = 'reports.css';
 const CYCLE_ROWS = 200;  // cycle-time rows drawn before «показать все»
-const ISSUES = ['задача', 'задачи', 'задач'];
-const POINTS = ['очко', 'очка', 'очков'];
 
 function loadStyles() {
   if (!document.querySelector(`link[href="${STYLESHEET}"]`)) {
@@ -104,7 +102,7 @@ function burndownSection(label, sprints, chosen, report, zone) {
   }
   if (report instanceof ApiError) return section('Сгорание спринта', picker, message(report.message, 'info'));
   const byPoints = report.points.committed > 0;
-  const forms = byPoints ? POINTS : ISSUES;
+  const forms = byPoints ? POINT_WORDS : ISSUE_WORDS;
   const unit = forms[2];  // «Осталось очков»: the genitive plural a label without a number takes
   const committed = byPoints ? report.points.committed : report.committed.length;
   const remaining = report.burndown.map((d) => (byPoints ? d.remaining_points : d.remaining_issues));
@@ -129,7 +127,7 @@ function burndownSection(label, sprints, chosen, report, zone) {
       dateIn(report.start, zone), ' по ', dateIn(report.end, zone),
       report.sprint.goal ? ` · цель: ${report.sprint.goal}` : ''),
     figures(lists.map(([title, key]) => [title,
-      `${amount(report[key].length, ISSUES)} · ${amount(report.points[key], POINTS)}`])),
+      `${amount(report[key].length, ISSUE_WORDS)} · ${amount(report.points[key], POINT_WORDS)}`])),
     figure(lineChart({label: aria, days, whole: !byPoints, series: [
       {name: `Осталось ${unit}`, values: actual, cls: 'series-0'},
       {name: 'Идеальная линия', values: ideal, cls: 'ideal', dashed: true}]}),
@@ -185,7 +183,7 @@ function velocitySection(velocity) {
     return section('Скорость команды', h('p', {class: 'empty'}, 'Закрытых спринтов нет.'));
   }
   const byPoints = items.some((item) => item.committed_points > 0);
-  const forms = byPoints ? POINTS : ISSUES;
+  const forms = byPoints ? POINT_WORDS : ISSUE_WORDS;
   const unit = forms[2];  // «Взято очков»
   const value = (item, what) => (byPoints ? item[`${what}_points`] : item[`${what}_issues`]);
   const average = items.reduce((sum, item) => sum + value(item, 'completed'), 0) / items.length;
