@@ -324,6 +324,38 @@ def test_the_header_field_runs_other_text_as_jql_or_as_text_search(ui):
     assert keys_shown(page) == api_keys(ui.hub, jql='text ~ "номер 11"')
 
 
+def test_a_refused_query_in_the_header_shows_the_refusal_beside_the_words_it_searched(ui):
+    ui.allow_http_errors(422)
+    ui.sign_in()
+    page = ui.page
+    page.fill('input[name="goto"]', 'fixVersion = 1.0')
+    page.press('input[name="goto"]', 'Enter')
+    ui.wait('issues')
+    assert page.input_value('input[name="jql"]') == 'text ~ "fixVersion = 1.0"'
+    notice = page.locator('.typed-refusal')
+    refusal = ui.hub['api'].get('/issues/count?' + urlencode({'jql': 'fixVersion = 1.0'}), expect=422)
+    assert refusal['fields']['jql'] == ['неизвестное поле "fixVersion", позиция 1']
+    assert notice.locator('.refusal').inner_text() == 'неизвестное поле "fixVersion", позиция 1'
+    assert notice.locator('.typed').inner_text() == 'fixVersion = 1.0'
+    assert 'Искали слова «fixVersion = 1.0» в тексте задач' in notice.inner_text()
+    assert page.locator('.total .count').inner_text() == 'Найдено: 0 задач'
+    # the address says it all: a reload shows the same
+    page.reload()
+    ui.seen = 0
+    ui.wait('issues')
+    assert page.locator('.typed-refusal .refusal').inner_text() == 'неизвестное поле "fixVersion", позиция 1'
+    # the link opens the text as a query, the refusal next to the field, to correct it there
+    page.click('.typed-refusal a:text-is("Исправить как запрос JQL")')
+    ui.wait('issues')
+    assert page.input_value('input[name="jql"][aria-invalid="true"]') == 'fixVersion = 1.0'
+    assert page.locator('.typed-refusal').count() == 0
+    # a query the hub takes runs as typed, with no notice
+    page.fill('input[name="goto"]', 'status = Готово')
+    page.press('input[name="goto"]', 'Enter')
+    ui.wait('issues')
+    assert page.locator('.typed-refusal').count() == 0
+
+
 # --- board ------------------------------------------------------------------------------------
 
 def test_board_cards_show_summary_and_assignee_and_open_on_the_active_sprint(ui):

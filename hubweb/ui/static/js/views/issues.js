@@ -129,6 +129,19 @@ function facetControl(spec, jql, go, facets) {
   return details;
 }
 
+/**
+ * What the header search did with a text the hub refused as JQL: the hub's refusal, the words it
+ * searched instead, and a link that opens the text as a query to correct it.
+ */
+function typedNotice(query, refusal) {
+  const reason = [refusal.fields.jql || refusal.message].flat().join('; ');
+  return h('p', {class: 'message message-info typed-refusal', role: 'status'},
+    'Не запрос JQL: ', h('span', {class: 'refusal'}, reason), '. Искали слова «',
+    h('span', {class: 'typed'}, query.typed), '» в тексте задач. ',
+    h('a', {href: address('/issues', {project: query.project, jql: query.typed})},
+      'Исправить как запрос JQL'));
+}
+
 function header(column, jql, go) {
   if (!column.sort) return h('th', {scope: 'col'}, column.label);
   const sort = firstSort(jql);
@@ -194,10 +207,20 @@ export default async function issues({query: asked, isCurrent}) {
       chosen: Object.keys(chosen).length ? JSON.stringify(chosen) : null});
     return facetsAnswer;
   };
+  // the header search ran `typed` as words because the hub refused it as JQL: ask for that
+  // refusal again (the address alone says what was typed, so a reload or a shared link shows it)
+  const typedRefusal = query.typed && query.typed !== jql
+    ? get('/issues/count', {jql: query.typed, project: query.project, tz: TZ}).then(() => null,
+      (error) => {
+        if (!(error instanceof ApiError) || error.status !== 422) throw error;
+        return error;
+      })
+    : null;
+  let refusedTyped = null;
   try {
-    [page, total] = await Promise.all([
+    [page, total, refusedTyped] = await Promise.all([
       get('/issues', {...scope, limit: PAGE, cursor: query.cursor}),
-      get('/issues/count', scope)]);
+      get('/issues/count', scope), typedRefusal]);
   } catch (error) {
     if (!(error instanceof ApiError) || error.status !== 422) throw error;
     refusal = error;
@@ -235,7 +258,7 @@ export default async function issues({query: asked, isCurrent}) {
     h('h1', {}, title),
     project ? h('p', {class: 'lead'}, project.name, ' · ',
       h('a', {href: `#/board/${encodeURIComponent(project.label)}`}, 'доска проекта')) : null,
-    form, examplesLine];
+    form, refusedTyped ? typedNotice(query, refusedTyped) : null, examplesLine];
   if (refusal) return [...head, message('Хаб не принял запрос: исправьте его в поле выше.', 'info')];
 
   const csvStatus = h('span', {class: 'inline-status', role: 'status'});
