@@ -29,6 +29,19 @@ HOSTILE = ('<script>window.__pwned=5</script><img src=x onerror="window.__pwned=
            '{code}не закрыт *и не жирный\n{quote}без конца\n' + '*' * 100_000)
 
 
+def big_table(size: int = 130 * 1024) -> str:
+    """A generated wiki table of ``size`` characters: a header and rows of eight short cells."""
+    rows = ['||' + '||'.join(f'Колонка {column}' for column in range(8)) + '||']
+    length = len(rows[0])
+    while length < size:
+        rows.append('|' + '|'.join(f'{len(rows)}.{column}' for column in range(8)) + '|')
+        length += len(rows[-1]) + 1
+    return '\n'.join(rows)
+
+
+BIG_TABLE = big_table()
+
+
 def agent_api(hub) -> Api:
     return Api(hub['url'], hub['agent_token'])
 
@@ -63,7 +76,7 @@ def daily_hub(tmp_path_factory):
         client = hub['api']
         agent = agent_api(hub)
         refresh = client.post('/batches', {'title': 'Ещё задачи', 'author': 'tests', 'commands': [
-            {'type': 'refresh', 'params': {'keys': ['AURORA-12', 'AURORA-13', 'AURORA-14']}}]})
+            {'type': 'refresh', 'params': {'keys': ['AURORA-12', 'AURORA-13', 'AURORA-14', 'AURORA-15']}}]})
         client.post(f'/batches/{hub["cancel_batch"]}/cancel')
         # the running batch: its first command fails, the second is done → «завершён с ошибками»
         running = client.get(f'/batches/{hub["running_batch"]}')
@@ -76,13 +89,17 @@ def daily_hub(tmp_path_factory):
                   assignee='ivanov'),
             issue(13, summary='Задача с опасным текстом', description=HOSTILE),
             issue(14, summary='Статус строчными', status='в работе', priority='Высокий',
-                  assignee=None)]})
+                  assignee=None),
+            # not AWPCA's: the board and the facet counts of the other tests stay as they were
+            issue(15, summary='Большая таблица', labels=['OTHER'], description=BIG_TABLE, comments=[
+                {'id': '9015', 'author': 'petrov', 'created': '2026-11-21T10:00:00.000+0300',
+                 'updated': '2026-11-21T10:00:00.000+0300', 'body': BIG_TABLE}])]})
         agent.post('/agent/history', {'agent': 'jira', 'command_id': command['id'], 'items': [
             {'history_id': '7101', 'seq': 0, 'key': 'AURORA-12', 'created': '2026-11-20T10:00:00.000+0300',
              'author': 'petrov', 'field_id': 'assignee', 'field_name': 'Assignee',
              'from_value': 'petrov', 'from_string': 'Пётр Петров', 'to_value': 'ivanov',
              'to_string': 'Иван Иванов'}]})
-        report(hub, command['id'], 'done', result={'history': {'issues': 3, 'changes': 1, 'incomplete': []}})
+        report(hub, command['id'], 'done', result={'history': {'issues': 4, 'changes': 1, 'incomplete': []}})
         hub['finished_with_errors'] = hub['running_batch']
         yield hub
     finally:
@@ -426,6 +443,44 @@ def test_hostile_markup_stays_text_and_nothing_leaves_the_origin(ui):
     assert page.evaluate('window.__pwned') is None
     assert [url for url in requests if not url.startswith(ui.origin + '/')] == []
     assert not any('evil.example' in url for url in requests)
+
+
+NODES_UNDER = '''(selector) => {
+  const root = document.querySelector(selector);
+  let count = 0;
+  const walk = document.createTreeWalker(root, NodeFilter.SHOW_ALL);
+  while (walk.nextNode()) count += 1;
+  return count;
+}'''
+
+
+def test_a_130_kb_wiki_table_renders_in_part_at_once_and_the_rest_after_the_click(ui, record_property):
+    rows = BIG_TABLE.count('\n') + 1
+    ui.sign_in()
+    started = time.monotonic()
+    ui.go('#/issues/AURORA-15', 'issue')
+    record_property('card_ready_ms', round((time.monotonic() - started) * 1000))  # shared machine
+    page = ui.page
+    description = page.locator('.description')
+    shown = description.locator('tr').count()
+    # the first 16,000 characters or so: a bounded part of the ~42,000 nodes of the whole table
+    assert 100 < shown < rows / 4, shown
+    assert page.evaluate(NODES_UNDER, '.description') < 8_000
+    assert page.evaluate(NODES_UNDER, '#main') < 20_000  # the comment's table is in part too
+    footer = description.locator('.markup-more')
+    assert footer.inner_text().startswith('Показано начало: 12 % текста.')
+    # the card is usable meanwhile: its fields, actions and note editor are there
+    assert page.locator('textarea[name="body"]').is_editable()
+    assert page.locator('h1').inner_text() == 'AURORA-15 Большая таблица'
+    clicked = time.monotonic()
+    footer.locator('button:text-is("Показать всё")').click()
+    footer.wait_for(state='detached', timeout=60_000)
+    record_property('rest_rendered_ms', round((time.monotonic() - clicked) * 1000))
+    assert description.locator('tr').count() == rows
+    last = BIG_TABLE.rsplit('\n', 1)[1].strip('|').split('|')
+    assert description.locator('tr').last.locator('td').all_inner_texts() == last
+    # the comment's own «Показать всё» is still there, untouched
+    assert page.locator('.comment .markup-more button').count() == 1
 
 
 def test_links_show_the_linked_issue_summary_and_status_and_an_epic_lists_its_issues(ui):
