@@ -356,6 +356,7 @@ def test_a_refused_query_in_the_header_shows_the_refusal_beside_the_words_it_sea
     assert notice.locator('.typed').inner_text() == 'fixVersion = 1.0'
     assert 'Искали слова «fixVersion = 1.0» в тексте задач' in notice.inner_text()
     assert page.locator('.total .count').inner_text() == 'Найдено: 0 задач'
+    ui.screenshot('issues-typed-refusal')
     # the address says it all: a reload shows the same
     page.reload()
     ui.seen = 0
@@ -472,6 +473,8 @@ def test_a_130_kb_wiki_table_renders_in_part_at_once_and_the_rest_after_the_clic
     # the card is usable meanwhile: its fields, actions and note editor are there
     assert page.locator('textarea[name="body"]').is_editable()
     assert page.locator('h1').inner_text() == 'AURORA-15 Большая таблица'
+    footer.scroll_into_view_if_needed()
+    ui.screenshot('issue-big-text')
     clicked = time.monotonic()
     footer.locator('button:text-is("Показать всё")').click()
     footer.wait_for(state='detached', timeout=60_000)
