@@ -1,10 +1,10 @@
 """The values chosen in the facet lists of an issues list, and the lists counted with them.
 
-The issues view offers a list of values for status, assignee, issue type and priority (contract
-§15a); a person ticks values in several lists. Each list then counts the issues of the query that
-also match every *other* list's choice, never its own: with Статус = «В работе», «На проверке»
-the Исполнитель list counts only issues in those statuses, while the Статус list still counts
-every status among the issues of the chosen assignees, so a second status can be added
+The issues view offers a list of values for status, assignee, issue type and priority; a person
+ticks values in several lists. Each list then counts the issues of the query that also match
+every *other* list's choice, never its own: with Статус = «В работе», «На проверке» the
+Исполнитель list counts only issues in those statuses, while the Статус list still counts every
+status among the issues of the chosen assignees, so a second status can be added
 (docs/web-ui.md). ``reads.issue_facets`` takes the choices (``chosen``) beside the query and
 answers every list from the same one grouped scan: each (status, assignee, type, priority,
 labels) combination is counted in the lists whose other choices it meets.
