@@ -76,6 +76,11 @@ class ChosenField(fields.Field):
 
     OPENAPI = {'type': 'string', 'example': '{"status": ["В работе", "На проверке"], '
                                             '"assignee": [null]}'}
+    # the value the JSON text holds (a query parameter of JSON content in the OpenAPI document)
+    OPENAPI_JSON = {'type': 'object', 'additionalProperties': False, 'properties': {
+        name: {'type': 'array', 'maxItems': MAX_VALUES,
+               'items': {'type': 'string', 'nullable': True}} for name in NAMES},
+        'example': {'status': ['В работе', 'На проверке'], 'assignee': [None]}}
     # doubled braces: marshmallow formats its messages
     default_error_messages = {'invalid': 'ожидается JSON-объект: {{"status": ["В работе"], …}}'}
 

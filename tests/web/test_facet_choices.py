@@ -49,9 +49,17 @@ def test_a_bad_choice_is_a_422_naming_it(mirrored, client, client_headers):
                                params={'chosen': '{}'}).status_code == 422
 
 
-def test_the_document_describes_chosen(client):
+def test_the_document_describes_chosen_as_json_of_lists_of_values(client):
     operation = client.simulate_get('/openapi.json').json['paths']['/issues/facets']['get']
     parameters = {parameter['name']: parameter for parameter in operation['parameters']}
-    assert parameters['chosen']['in'] == 'query'
-    assert parameters['chosen']['schema']['type'] == 'string'
-    assert 'без своего' in parameters['chosen']['description']
+    chosen = parameters['chosen']
+    assert chosen['in'] == 'query' and 'schema' not in chosen
+    assert 'без своего' in chosen['description']
+    value = chosen['content']['application/json']['schema']
+    assert value['type'] == 'object' and value['additionalProperties'] is False
+    assert sorted(value['properties']) == sorted(['status', 'assignee', 'issue_type', 'priority',
+                                                  'labels'])
+    assert value['properties']['status'] == {'type': 'array', 'maxItems': 1000,
+                                             'items': {'type': 'string', 'nullable': True}}
+    # the other parameters stay plain
+    assert parameters['jql']['schema']['type'] == 'string' and 'content' not in parameters['jql']
