@@ -129,19 +129,6 @@ function facetControl(spec, jql, go, facets) {
   return details;
 }
 
-/**
- * What the header search did with a text the hub refused as JQL: the hub's refusal, the words it
- * searched instead, and a link that opens the text as a query to correct it.
- */
-function typedNotice(query, refusal) {
-  const reason = [refusal.fields.jql || refusal.message].flat().join('; ');
-  return h('p', {class: 'message message-info typed-refusal', role: 'status'},
-    'Не запрос JQL: ', h('span', {class: 'refusal'}, reason), '. Искали слова «',
-    h('span', {class: 'typed'}, query.typed), '» в тексте задач. ',
-    h('a', {href: address('/issues', {project: query.project, jql: query.typed})},
-      'Исправить как запрос JQL'));
-}
-
 function header(column, jql, go) {
   if (!column.sort) return h('th', {scope: 'col'}, column.label);
   const sort = firstSort(jql);
@@ -159,6 +146,19 @@ function issueTable(items, jql, go, caption) {
     h('caption', {class: 'visually-hidden'}, caption),
     h('thead', {}, h('tr', {}, COLUMNS.map((c) => header(c, jql, go)))),
     h('tbody', {}, items.map((item) => h('tr', {}, COLUMNS.map((c) => h('td', {}, c.cell(item))))))));
+}
+
+/**
+ * What the header search did with a text the hub refused as JQL: the hub's refusal, the words it
+ * searched instead, and a link that opens the text as a query to correct it.
+ */
+function typedNotice(query, refusal) {
+  const reason = [refusal.fields.jql || refusal.message].flat().join('; ');
+  return h('p', {class: 'message message-info typed-refusal', role: 'status'},
+    'Не запрос JQL: ', h('span', {class: 'refusal'}, reason), '. Искали слова «',
+    h('span', {class: 'typed'}, query.typed), '» в тексте задач. ',
+    h('a', {href: address('/issues', {project: query.project, jql: query.typed})},
+      'Исправить как запрос JQL'));
 }
 
 async function saveCsv(query, status) {
