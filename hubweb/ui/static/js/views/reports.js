@@ -241,7 +241,7 @@ function cycleSection(cycle, zone) {
     const to = Math.max(...points.map((p) => p.at));
     const ticks = [0, 1, 2, 3, 4].map((i) => from + ((to - from) * i) / 4)
       .map((at) => ({at, text: day(dayIn(new Date(at), zone)).slice(0, 5)}));
-    const aria = `Время цикла ${plural(points.length, ['выполненной задачи', 'выполненных задач', 'выполненных задач'])} за последние 90 дней: p50 — `
+    const aria = `Время цикла ${points.length} выполненных задач за последние 90 дней: p50 — `
       + `${number(summary.cycle_days.p50)} дн., p85 — ${number(summary.cycle_days.p85)} дн., p95 — `
       + `${number(summary.cycle_days.p95)} дн.; lead time p50 — ${number(summary.lead_days.p50)} дн.`;
     chart = figure(scatter({label: aria, points, from, to: to === from ? from + 86400000 : to, ticks: to === from ? ticks.slice(0, 1) : ticks,
