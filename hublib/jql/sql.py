@@ -119,10 +119,11 @@ def distinct_values_sql(column: str) -> str:
             f"WHERE v.x IS NOT NULL) SELECT x FROM v WHERE typeof(x) = 'text'")
 
 
-def stored_values(hub, column: str) -> list[str]:
+def stored_values(hub, column: str, limit: int | None = None) -> list[str]:
     """Distinct non-empty values of the issue column ``column`` as stored
-    (:func:`distinct_values_sql`)."""
-    return [value for (value,) in hub.db.execute_sql(distinct_values_sql(column))]
+    (:func:`distinct_values_sql`); the first ``limit`` of them when given."""
+    sql = distinct_values_sql(column) + (f' LIMIT {int(limit)}' if limit is not None else '')
+    return [value for (value,) in hub.db.execute_sql(sql)]
 
 
 def mirror_size(hub) -> int:
@@ -750,8 +751,7 @@ class _Compiler:
         """The stored spellings of a choice column when there are at most
         :data:`FEW_SPELLINGS` of them (a skip scan that stops after one more), else None."""
         if name not in self._few:
-            found = [value for (value,) in self.hub.db.execute_sql(
-                f'{distinct_values_sql(getattr(_ISSUE, name))} LIMIT {FEW_SPELLINGS + 1}')]
+            found = stored_values(self.hub, getattr(_ISSUE, name), FEW_SPELLINGS + 1)
             self._few[name] = (found if len(found) <= FEW_SPELLINGS
                                and not any('\x00' in value for value in found) else None)
         return self._few[name]
