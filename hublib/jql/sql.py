@@ -208,6 +208,8 @@ def text_cost(clause: Clause) -> float:
         cost += COSTS[('prefix1' if len(word) == 1 else 'prefix2' if len(word) == 2 else 'prefix')
                       if prefix else 'word']
     return cost
+
+
 _NATURAL_I = NATURAL_KEY_SQL.format(key='i.key')
 
 
