@@ -17,7 +17,7 @@ import logging
 import signal
 import threading
 
-from .agent import AGENT_VERSION, Agent, FatalError
+from .agent import AGENT_VERSION, PROTOCOL_VERSION, Agent, FatalError
 from .clock import Clock, Stopped
 from .hub import HubAuthError, HubClient, HubHTTPError
 from .jira import CLOUD, JiraClient, JiraError
@@ -61,4 +61,4 @@ def run(agent: Agent, *, once: bool = False) -> None:
 
 __all__ = ['Agent', 'FatalError', 'build_agent', 'run', 'HubClient', 'HubHTTPError',
            'HubAuthError', 'JiraClient', 'JiraError', 'Clock', 'Stopped', 'CLOUD',
-           'AGENT_VERSION', 'check_url']
+           'AGENT_VERSION', 'PROTOCOL_VERSION', 'check_url']

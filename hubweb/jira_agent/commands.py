@@ -295,7 +295,8 @@ class Executor:
                     raise CommandFailed(f'поле {name} не настроено: нет field_ids.{name}')
                 fields[custom[name]] = params[name]
         if 'epic_key' in params:
-            if 'epic_link' in custom:
+            # Cloud replaced the Epic Link field with the parent (2023); Data Center keeps it
+            if 'epic_link' in custom and not self.jira.cloud:
                 fields[custom['epic_link']] = params['epic_key']
             else:
                 fields['parent'] = {'key': params['epic_key']}
