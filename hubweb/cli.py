@@ -23,7 +23,6 @@ from hublib.models import SCHEMA_VERSION
 from hublib.settings import TOKEN_ROLES
 
 from . import limits
-from .demo import DEMO_DATA_DIR, claim_demo_directory
 
 log = logging.getLogger('hubweb.cli')
 
@@ -187,8 +186,11 @@ def _parser() -> argparse.ArgumentParser:
     mcp.add_argument('--allow-origin', type=_origin, action='append', default=[], metavar='URL',
                      help='для --http: ещё один разрешённый источник (Origin) и его адрес (Host), '
                           'например https://hub.example.com; можно несколько раз')
+    # No abbreviations: ``--jira-token SECRET`` must be an unknown option, not --jira-token-file
+    # with the secret for a path (which the error would then print).
     agent = commands.add_parser(
-        'agent', help='агент Jira: выполнять команды хаба в Jira (Cloud или Data Center)',
+        'agent', allow_abbrev=False,
+        help='агент Jira: выполнять команды хаба в Jira (Cloud или Data Center)',
         description='Агент Jira: берёт команды из очереди хаба, выполняет их в Jira и присылает '
                     'прочитанное. Токены — только из переменных окружения или файлов: токен '
                     'агента хаба — SDLC_HUB_AGENT_TOKEN или --hub-token-file, токен Jira — '
@@ -264,6 +266,7 @@ def _tokens(args) -> None:
 def _serve(args) -> None:
     from .serve import listen_sockets, serve  # falcon and waitress load only to serve
     if args.demo:
+        from .demo import claim_demo_directory
         claim_demo_directory(args.data)  # refuses a real hub before a byte of it is touched
     # Bound before the hub is opened: a wrong --host or a busy port creates nothing (on a new
     # directory no database, no tokens).
@@ -365,7 +368,11 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if getattr(args, 'data', '') is None:  # the agent has no data directory: a hub is an URL to it
         # The demo never defaults to the real hub's directory ($SDLC_HUB_DATA, ./hub-data).
-        args.data = DEMO_DATA_DIR if getattr(args, 'demo', False) else default_data_dir()
+        if getattr(args, 'demo', False):
+            from .demo import DEMO_DATA_DIR  # the demo (its fake Jira, the agent) loads only here
+            args.data = DEMO_DATA_DIR
+        else:
+            args.data = default_data_dir()
     if args.command not in ('serve', 'agent'):
         logging.basicConfig(level=logging.WARNING, format='%(levelname)s %(name)s: %(message)s')
     try:
