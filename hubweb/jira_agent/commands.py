@@ -225,7 +225,12 @@ class Executor:
                                  if isinstance(board_id, int) and board_id > 0))
         if not ids:
             return
-        statuses = self.jira.statuses()
+        try:
+            statuses = self.jira.statuses()
+        except JiraError as error:
+            log.warning('статусы Jira не прочитаны, доски пропущены: %s', error)
+            run.board_errors.append(f'статусы: {error}')
+            return
         boards = []
         for board_id in ids:
             try:

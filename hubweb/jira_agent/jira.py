@@ -220,7 +220,13 @@ class JiraClient:
         """``serverInfo`` (Cloud or Data Center) and ``myself`` (the token works); the server info."""
         info = self.get('/rest/api/2/serverInfo') or {}
         self.deployment = str(info.get('deploymentType') or 'Server')
-        self.myself = self.get('/rest/api/2/myself') or {}
+        try:
+            self.myself = self.get('/rest/api/2/myself') or {}
+        except JiraAuthError:
+            raise
+        except JiraError as error:  # the account is only needed to recognise its own comments
+            log.warning('Jira не ответила, кто мы (/myself): %s', error)
+            self.myself = {}
         return info
 
     # --- reads ---------------------------------------------------------------------------------
