@@ -93,24 +93,15 @@ class Agent:
         """Claim and execute until stopped (``once``: until a claim hands out nothing)."""
         if not self.connected:
             self.connect()
-        down_since = None
         while True:
             try:
-                command = self.claim()
+                command = self.claim()  # a hub that is down is waited for (HubClient.call)
             except Stopped:
                 return
-            except TransportError as error:
-                if down_since is None:
-                    down_since = time.monotonic()
-                    log.warning('хаб недоступен, ждём: %s', error)
-                if not self._pause(self.poll_interval):
-                    return
-                continue
             except HubAuthError as error:
                 raise FatalError(f'хаб отверг токен агента ({error.status})') from None
-            if down_since is not None:
-                log.info('хаб снова отвечает')
-                down_since = None
+            except HubHTTPError as error:  # the URL is no hub's, or the protocol differs
+                raise FatalError(f'хаб не выдал команду: {error}') from None
             if command is None:
                 if once or not self._pause(self.poll_interval):
                     return

@@ -7,6 +7,7 @@ restarting (the same request again, with growing pauses, until it answers or the
 """
 from __future__ import annotations
 
+import logging
 import threading
 from typing import IO, Any
 
@@ -14,6 +15,8 @@ import orjson
 
 from .clock import Clock
 from .transport import Response, Transport, TransportError
+
+log = logging.getLogger('hubweb.jira_agent')
 
 # Pauses while the hub cannot take a request: 1, 2, 4 … seconds, at most this many.
 HUB_PAUSE_MAX = 30.0
@@ -107,21 +110,27 @@ class HubClient:
         """The agent's request: waits out a busy hub, a full disk and a hub that is down, and
         sends the same request again; any other error status raises HubHTTPError."""
         pause = 1.0
+        waited = None
         while True:
             start = raw.tell() if raw is not None else None
             try:
                 response = self.send(method, path, body, raw, length)
-            except TransportError:
-                wait, pause = pause, min(pause * 2, HUB_PAUSE_MAX)
+            except TransportError as error:
+                wait, pause, reason = pause, min(pause * 2, HUB_PAUSE_MAX), f'хаб недоступен: {error}'
             else:
                 if response.status == 503:
-                    wait = _retry_after(response, pause)
+                    wait, reason = _retry_after(response, pause), 'хаб занят (503)'
                 elif response.status == 507:
-                    wait = DISK_FULL_PAUSE
+                    wait, reason = DISK_FULL_PAUSE, 'у хаба нет места на диске (507)'
                 elif response.status >= 400:
                     raise _error(response.status, response.json(), method, path)
                 else:
+                    if waited is not None:
+                        log.info('хаб снова принимает запросы (%s %s)', method, path)
                     return response.json()
+            if waited is None:  # one line per outage, not one per attempt
+                log.warning('%s; %s %s будет отправлен снова', reason, method, path)
+                waited = reason
             if raw is not None:
                 raw.seek(start)
             self.clock.sleep(wait)
