@@ -11,7 +11,9 @@ What it does:
 - a proxy from the environment (``HTTPS_PROXY``/``HTTP_PROXY``/``NO_PROXY``, as ``urllib`` reads
   them); loopback addresses never go through a proxy; HTTPS through a proxy is a CONNECT tunnel;
 - a request sent on a reused connection that the server had meanwhile closed is sent again once,
-  for methods the caller marks safe to repeat (``retry_stale``), never a Jira write;
+  for methods the caller marks safe to repeat (``retry_stale``); a request that may not be
+  repeated (a Jira write) goes on a new connection when its connection sat idle for more than
+  :data:`IDLE_FRESH` seconds, so that a server's idle timeout never makes a write's outcome unknown;
 - redirects are followed for GET only (an attachment's content lives behind one), and the
   ``Authorization`` header is dropped when a redirect leaves the origin.
 """
@@ -19,8 +21,10 @@ from __future__ import annotations
 
 import base64
 import http.client
+import select
 import socket
 import ssl
+import time
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
@@ -37,6 +41,9 @@ REDIRECTS = (301, 302, 303, 307, 308)
 STALE = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError,
          ConnectionAbortedError)
 USER_AGENT = 'sdlc-hub-agent'
+# Servers close idle keep-alive connections after a few seconds (Tomcat's default is 20 s, load
+# balancers differ); a write is never sent on a connection idle for longer than this.
+IDLE_FRESH = 2.0
 
 
 class TransportError(OSError):
@@ -121,14 +128,25 @@ class Transport:
         connection.proxy_headers = headers
         return connection, True
 
-    def _connection(self, origin: _Origin) -> tuple[http.client.HTTPConnection, bool, bool]:
-        """``(connection, absolute, reused)``."""
+    def _connection(self, origin: _Origin, fresh_after: float | None
+                    ) -> tuple[http.client.HTTPConnection, bool, bool]:
+        """``(connection, absolute, reused)``; a new one when the held one sat idle for more than
+        ``fresh_after`` seconds."""
         held = self._connections.get(origin.key)
+        if held is not None and ((fresh_after is not None and time.monotonic() - held[2] > fresh_after)
+                                 or _dropped(held[0])):
+            self._drop(origin)
+            held = None
         if held is not None:
             return held[0], held[1], True
         connection, absolute = self._connect(origin)
-        self._connections[origin.key] = (connection, absolute)
+        self._connections[origin.key] = (connection, absolute, time.monotonic())
         return connection, absolute, False
+
+    def _used(self, origin: _Origin) -> None:
+        held = self._connections.get(origin.key)
+        if held is not None:
+            self._connections[origin.key] = (held[0], held[1], time.monotonic())
 
     def _drop(self, origin: _Origin) -> None:
         held = self._connections.pop(origin.key, None)
@@ -136,7 +154,7 @@ class Transport:
             held[0].close()
 
     def close(self) -> None:
-        for connection, _ in self._connections.values():
+        for connection, *_ in self._connections.values():
             connection.close()
         self._connections.clear()
 
@@ -172,7 +190,8 @@ class Transport:
         if body is not None:
             sent['Content-Length'] = str(length if length is not None else len(body))
         for attempt in (1, 2):
-            connection, absolute, reused = self._connection(origin)
+            connection, absolute, reused = self._connection(
+                origin, None if retry_stale else IDLE_FRESH)
             if absolute:
                 sent = {**sent, **getattr(connection, 'proxy_headers', {})}
             start = body.tell() if hasattr(body, 'tell') else None
@@ -197,8 +216,22 @@ class Transport:
                 raise TransportError(f'{method} {_shown(url)}: {_reason(error)}') from None
             if answer.will_close:
                 self._drop(origin)
+            else:
+                self._used(origin)
             return Response(answer.status, answer.headers, data, url)
         raise AssertionError('unreachable')  # pragma: no cover
+
+
+def _dropped(connection: http.client.HTTPConnection) -> bool:
+    """Whether the server closed an idle connection: its socket reads as ready (the end of the
+    stream) while no request is out."""
+    sock = connection.sock
+    if sock is None:
+        return False
+    try:
+        return bool(select.select([sock], [], [], 0)[0])
+    except (OSError, ValueError):
+        return True
 
 
 def _copy(source, sink: IO[bytes], chunk: int = 1 << 16) -> None:

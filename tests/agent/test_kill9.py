@@ -79,16 +79,24 @@ def test_kill_9_at_random_points_of_a_batch_twenty_times_writes_nothing_twice(hu
     statuses = Counter(item['status'] for item in final['commands'])
     assert set(statuses) <= TERMINAL, statuses
     assert all(item['deliveries'] <= 3 for item in final['commands'])
-    # nothing created twice: one issue per ensure_issue, marked with its command id
+    # nothing created twice: one issue per ensure_issue (each has its own summary), marked with
+    # its command id — unmarked only when every delivery of its command was killed between the
+    # creation and the marker (the hub then failed the command)
     created = model.created_issues()
-    markers = Counter((model.property(f'issue/{key}', 'sdlc-hub') or {}).get('command_id')
-                      for key in created)
-    assert all(count == 1 for count in markers.values()), markers
-    ensure = [item for item in final['commands'] if item['type'] == 'ensure_issue']
-    for item in ensure:
+    summaries = Counter(issue['summary'] for issue in created.values())
+    assert all(count == 1 for count in summaries.values()), summaries
+    markers = {key: (model.property(f'issue/{key}', 'sdlc-hub') or {}).get('command_id')
+               for key in created}
+    marked = Counter(marker for marker in markers.values() if marker is not None)
+    assert all(count == 1 for count in marked.values()), marked
+    ensure = {item['id']: item for item in final['commands'] if item['type'] == 'ensure_issue'}
+    for item in ensure.values():
         if item['status'] == 'done':
-            key = item['result']['key']
-            assert model.property(f'issue/{key}', 'sdlc-hub') == {'command_id': item['id']}
+            assert markers[item['result']['key']] == item['id']
+    by_summary = {item['params']['summary']: item for item in ensure.values()}
+    for key, marker in markers.items():
+        if marker is None:
+            assert by_summary[created[key]['summary']]['status'] == 'failed', key
     assert len(created) <= NEW
     # one comment per text, one link per pair
     for key in created:
