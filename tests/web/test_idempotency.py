@@ -197,13 +197,19 @@ def test_retry_over_http(hub, client, client_headers):
     assert retry['commands'][1]['depends_on'] == retry['commands'][0]['id']
     got = client.simulate_get(f'/batches/{retry["id"]}', headers=client_headers).json
     assert got == retry
-    # the first retry holds new:1 until it ends: a second one would share its note
-    taken = client.simulate_post(f'/batches/{original["id"]}/retry', headers=client_headers)
-    assert taken.status_code == 409
-    assert f'временный ключ new:1 уже занят пакетом {retry["id"]}' in taken.json['description']
-    run_queue(hub)  # an empty body is fine: the author is optional
-    assert client.simulate_post(f'/batches/{original["id"]}/retry',
-                                headers=client_headers).status_code == 201
+    # a batch is retried once: a second retry is a 409 naming the first, while it runs ...
+    again = client.simulate_post(f'/batches/{original["id"]}/retry', headers=client_headers)
+    assert again.status_code == 409
+    assert f'уже повторён пакетом #{retry["id"]}, и повтор ещё выполняется' in \
+        again.json['description']
+    assert client.simulate_get(f'/batches/{original["id"]}',
+                               headers=client_headers).json['retried_by'] == retry['id']
+    run_queue(hub, {1: ('failed', None)})
+    # ... and when the retry failed too, the request retries the retry (an empty body is fine:
+    # the author is optional)
+    second = client.simulate_post(f'/batches/{original["id"]}/retry', headers=client_headers)
+    assert second.status_code == 201, second.json
+    assert second.json['retry_of'] == retry['id']
 
 
 def test_retry_is_409_when_nothing_failed_or_still_running_and_404_for_no_batch(
