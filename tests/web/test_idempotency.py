@@ -181,6 +181,17 @@ def test_get_temp_keys_next(hub, client, client_headers, agent_headers):
     assert client.simulate_get('/temp-keys/next', headers=agent_headers).status_code == 403
 
 
+def test_a_note_key_in_any_case_is_one_request_over_http(client, client_headers, hub):
+    """Issue 30: ``PUT /notes/aurora-1`` then ``/notes/AURORA-1`` under one key is a replay of the
+    first answer (one note), not a false 422."""
+    body = {'work_kind': 'Аналитика', 'updated_by': 'ivanov'}
+    first = client.simulate_put('/notes/aurora-1', json=body, headers=keyed(client_headers, 'n-1'))
+    again = client.simulate_put('/notes/AURORA-1', json=body, headers=keyed(client_headers, 'n-1'))
+    assert (first.status_code, again.status_code) == (200, 200), again.json
+    assert again.json == first.json and again.headers.get('idempotent-replayed') == 'true'
+    assert count(hub, 'idempotent_request') == 1
+
+
 # --- retry ----------------------------------------------------------------------------------------
 
 def test_retry_over_http(hub, client, client_headers):
