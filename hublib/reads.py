@@ -710,21 +710,41 @@ def _csv_points(row: dict) -> object:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
+# The first characters that make a spreadsheet read a cell as a formula (OWASP «CSV Injection»,
+# contract §20): = + - @, a tab, a carriage return, and the fullwidth ＝ ＋ － ＠ that Excel folds
+# into them. Anyone who can write in Jira could otherwise plant a formula in a teammate's sheet.
+FORMULA_START = frozenset('=+-@\t\r\uff1d\uff0b\uff0d\uff20')
+
+
+def csv_text(value: str | None, start: frozenset = FORMULA_START) -> str | None:
+    """A text cell as written to CSV: with a leading ``'`` when it begins like a formula (the
+    sheet shows it as text), else as stored; null stays null (an empty cell)."""
+    return "'" + value if value and value[0] in start else value
+
+
 def _csv_cell(name: str, sprints: dict[str, list[str]]):
     """The function that gives column ``name`` of a row (chosen once per export, not per cell):
-    null → empty, times in UTC, labels and sprint names joined by ``;``, story points a number."""
+    null → empty, times in UTC, labels and sprint names joined by ``;``, story points a number.
+
+    Every text cell goes through :func:`csv_text`, inlined where it is the column's only work (a
+    page of 500 rows is thousands of cells): a first character tested against a frozenset. Story
+    points are numbers (a negative one is no formula) and ``neighbor`` is ``true``/``false``."""
     if name == 'labels':
-        return _csv_labels
+        return lambda row: csv_text(_csv_labels(row))
     if name == 'sprint':
-        return lambda row: ';'.join(sprints.get(row['key'], ()))
+        return lambda row: csv_text(';'.join(sprints.get(row['key'], ())))
     if name in ('created', 'updated'):
         column = 'created' if name == 'created' else 'jira_updated'
-        return lambda row: to_utc(row[column]) or row[column]
+        return lambda row: to_utc(row[column]) or csv_text(row[column])
     if name == 'neighbor':
         return lambda row: 'true' if row['neighbor'] else 'false'
     if name == 'story_points':
         return _csv_points
-    return lambda row: row[name]
+
+    def text(row: dict, start: frozenset = FORMULA_START) -> str | None:
+        value = row[name]
+        return "'" + value if value and value[0] in start else value
+    return text
 
 
 # The card's queries, built once (the card is the most frequent read: 1.3 -> 0.6 ms at 200,000)
