@@ -27,7 +27,7 @@ from peewee import JOIN, SQL, Tuple, fn
 from . import facet_counts, fields, files, jql, settings, slices, validators
 from . import search as search_sql
 from .db import Hub, Prepared, json_list
-from .errors import NotFoundError, ValidationError
+from .errors import HubError, NotFoundError, ValidationError
 from .models import (Issue, IssueAttachment, IssueChange, IssueComment, IssueLink, IssueMember,
                      IssueNote, IssueSearch, IssueSprint, JiraBoard, JiraProject, JiraSprint,
                      SqlNames, SyncRun)
@@ -671,11 +671,33 @@ def issues_csv(hub: Hub, *, jql: str | None = None, project: str | None = None,
     return _csv_chunks(hub, search, names)
 
 
+# The last line of an export that failed after its first chunk (contract §20).
+CSV_FAILED = '# ошибка: {}; выгрузка прервана, файл неполный\r\n'
+CSV_INTERNAL = 'внутренняя ошибка хаба, подробности в журнале сервера'
+
+
 def _csv_chunks(hub: Hub, search: jql.Search, names: list[str]) -> Iterator[str]:
+    """The export's chunks: the header line, then a chunk a page.
+
+    A failure after the header (a read the database ends, a bug) must not look like the end of the
+    file: the last chunk is then the line ``# ошибка: …`` (the hub's message, or a generic one for
+    anything but a hub error: no SQL, no paths), and the error goes on up. An HTTP server that gets
+    it from the response's iterator after the headers closes the connection without the chunked
+    body's end (waitress does), so no client takes the file for complete."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator='\r\n')
     writer.writerow(names)
     yield '\ufeff' + buffer.getvalue()
+    try:
+        yield from _csv_pages(hub, search, names, buffer, writer)
+    except Exception as error:  # re-raised: the line only says so inside the file
+        reason = error.message if isinstance(error, HubError) else CSV_INTERNAL
+        yield CSV_FAILED.format(' '.join(reason.split()))
+        raise
+
+
+def _csv_pages(hub: Hub, search: jql.Search, names: list[str], buffer: io.StringIO,
+               writer) -> Iterator[str]:
     sprints: dict[str, list[str]] = {}
     cells = [_csv_cell(name, sprints) for name in names]
     cursor = None

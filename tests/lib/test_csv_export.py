@@ -1,6 +1,10 @@
-"""CSV export cells (contract §20, OWASP «CSV Injection»): a text cell beginning with ``= + - @``,
-a tab or a carriage return, or the fullwidth ``＝ ＋ － ＠``, gets a leading ``'`` so that a
-spreadsheet shows it as text instead of evaluating it; every other cell is written as stored."""
+"""The CSV export (contract §20).
+
+- Cells (OWASP «CSV Injection»): a text cell beginning with ``= + - @``, a tab or a carriage
+  return, or the fullwidth ``＝ ＋ － ＠``, gets a leading ``'`` so that a spreadsheet shows it as
+  text instead of evaluating it; every other cell is written as stored.
+- An export that fails after its first chunk ends with the line ``# ошибка: …`` and the error goes
+  on up (the server then breaks the response off: ``tests/test_serve_csv.py``)."""
 from __future__ import annotations
 
 import csv
@@ -82,3 +86,40 @@ def test_numbers_and_empty_cells_are_not_quoted(hub, claimed_refresh):
 def test_the_check_is_one_frozenset_of_first_characters():
     assert reads.FORMULA_START == frozenset('=+-@\t\r＝＋－＠')
     assert [reads.csv_text(value) for value in ('=1', 'x=1', None, '')] == ["'=1", 'x=1', None, '']
+
+
+# --- an export that fails after its first chunk ----------------------------------------------------
+
+def test_a_failure_after_the_header_ends_the_file_with_an_error_line_and_goes_on_up(
+        hub, claimed_refresh):
+    mirror.ingest_state(hub, 'jira', claimed_refresh(hub), [{'key': 'AURORA-1', 'sprint_ids': [1]}])
+    chunks = reads.issues_csv(hub, fields='key,sprint')
+    assert next(chunks) == '\ufeffkey,sprint\r\n'
+    hub.db.execute_sql('ALTER TABLE jira_sprint RENAME TO jira_sprint_gone')  # the read fails
+    line = next(chunks)
+    assert line == ('# ошибка: внутренняя ошибка хаба, подробности в журнале сервера; выгрузка '
+                    'прервана, файл неполный\r\n')
+    assert 'jira_sprint' not in line                       # no SQL in the file
+    with pytest.raises(Exception, match='jira_sprint'):
+        next(chunks)
+
+
+def test_a_failure_between_pages_keeps_the_rows_written_and_ends_with_the_error_line(
+        hub, claimed_refresh):
+    mirror.ingest_state(hub, 'jira', claimed_refresh(hub), [
+        {'key': f'AURORA-{number}', 'summary': 'Задача'} for number in range(1, reads.CSV_PAGE + 2)])
+    chunks = reads.issues_csv(hub, fields='key,summary')
+    header, first_page = next(chunks), next(chunks)
+    assert first_page.count('\r\n') == reads.CSV_PAGE
+    hub.db.execute_sql('ALTER TABLE issue RENAME TO issue_gone')
+    assert next(chunks).startswith('# ошибка: ')
+    with pytest.raises(Exception):
+        next(chunks)
+    # the rows that did arrive are whole lines; the error line is the last one, and no line of
+    # data starts with '#' (a key or a quoted cell cannot)
+    assert (header + first_page).endswith('\r\n')
+
+
+def test_an_export_that_completes_has_no_error_line(hub, claimed_refresh):
+    mirror.ingest_state(hub, 'jira', claimed_refresh(hub), [{'key': 'AURORA-1'}])
+    assert '# ошибка' not in ''.join(reads.issues_csv(hub, fields='key'))
