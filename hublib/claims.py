@@ -216,31 +216,28 @@ def skip_dependents(hub: Hub, command_id: int, now: str) -> list[str]:
     return skipped
 
 
-def unkeyed_error(temp_key: str) -> str:
+def _unkeyed_error(temp_key: str) -> str:
     """Why a command waiting for ``temp_key`` was skipped: its ``ensure_issue`` ended done without
     ``result.key``."""
     return f'временный ключ {temp_key} не получил ключ Jira'
 
 
-def _skip_unkeyed(hub: Hub, item: dict, now: str) -> list[str]:
+def _skip_unkeyed(hub: Hub, item: dict, now: str) -> None:
     """``item``, an ``ensure_issue`` with a temp key, ended done without ``result.key``: every
     queued command of its batch that depends on it or names its temp key is skipped at once
-    naming the key (contract §9.4), and what depends on those (transitively); their types.
+    naming the key (contract §9.4), and what depends on those (transitively).
     (``confirmed_by_state`` without a key, which no later report completes, leaves them to be
     skipped at delivery, :func:`_deliver_next`.)"""
     temp_key = item['params'].get('temp_key')
-    skipped: list[str] = []
     for command_id, type_name, params, depends_on in _execute(
             hub, _QUEUED_AFTER, (item['batch_id'], item['seq'])).fetchall():
         params = jsontext.load(params) or {}
         names_key = any(params.get(name) == temp_key
                         for name in modules.command_type(type_name).key_fields)
         if (depends_on == item['id'] or names_key) and _execute(
-                hub, _END, ('skipped', unkeyed_error(temp_key), now, command_id,
+                hub, _END, ('skipped', _unkeyed_error(temp_key), now, command_id,
                             'queued')).rowcount == 1:
-            skipped.append(type_name)
-            skipped.extend(skip_dependents(hub, command_id, now))
-    return skipped
+            skip_dependents(hub, command_id, now)
 
 
 def _ended(hub: Hub, item: dict, now: str, *, dependents: bool) -> None:

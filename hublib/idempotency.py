@@ -16,8 +16,8 @@ The HTTP adapter (header ``Idempotency-Key``) and the MCP tools (``idempotency_k
 operations below with the same request, so a key is shared between them for one role: the method,
 the path (built here from the operation's arguments in their canonical form, so
 ``/batches/05/cancel`` and an MCP call for batch 5 are one request, and so are ``/notes/aurora-1``
-and ``/notes/AURORA-1``, one note) and the body as parsed JSON, hashed in a canonical form (sorted keys, no
-spaces), since the MCP server never sees the bytes of an HTTP body. For the same reason the
+and ``/notes/AURORA-1``, one note) and the body as parsed JSON, hashed in a canonical form (sorted
+keys, no spaces), since the MCP server never sees the bytes of an HTTP body. For the same reason the
 answer's status is decided here, not in an adapter: the first call may come from either.
 
 Decisions the contract leaves open:

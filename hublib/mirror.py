@@ -117,11 +117,11 @@ class UnparsedTimes:
     def __init__(self) -> None:
         self.count, self.first, self.text = 0, None, None
 
-    def add(self, where: str, text: str, count: int = 1) -> None:
-        """``count`` unreadable times, the first of them ``text`` at ``where`` (``issues[3].created``)."""
+    def add(self, where: str, text: str) -> None:
+        """One more unreadable time: ``text`` at ``where`` (``issues[3].created``)."""
         if self.first is None:
             self.first, self.text = where, text
-        self.count += count
+        self.count += 1
 
     def warn(self, agent: str, what: str) -> int:
         """Log the request's WARNING when there was any (``what``: the kind of page); the count

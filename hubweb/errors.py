@@ -14,7 +14,8 @@ import falcon
 from hublib.errors import (BusyError, ConflictError, HubError, NotFoundError,
                            PayloadTooLargeError, SchemaError, StorageFullError, ValidationError)
 
-from .schemas.errors import HTTP_TEXTS, INTERNAL, error_body, http_body  # noqa: F401 (HTTP_TEXTS: its old home)
+# HTTP_TEXTS lives with the error body now (both adapters use it); its old name here is kept.
+from .schemas.errors import HTTP_TEXTS, INTERNAL, error_body, http_body  # noqa: F401
 
 log = logging.getLogger('hubweb')
 

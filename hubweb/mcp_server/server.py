@@ -155,7 +155,8 @@ class HubServer(MCPServer):
         unknown = sorted(set(given) - set(declared))
         if unknown:
             raise MCPError(INVALID_PARAMS, f'промпт {name} не принимает аргумент '
-                                           f'{", ".join(unknown)}; принимает: {", ".join(declared)}')
+                                           f'{", ".join(unknown)}; принимает: '
+                                           f'{", ".join(declared)}')
         missing = [argument for argument, spec in declared.items()
                    if spec.required and not str(given.get(argument) or '').strip()]
         if missing:
