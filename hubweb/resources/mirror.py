@@ -84,11 +84,14 @@ def routes(hub: Hub) -> list[tuple[str, object]]:
                         'остальные фильтры — через AND с запросом.'))),
         ('/issues/count', Call(hub, reads.issue_count, query=reads.IssueCountQuery, doc=operation(
             'Число задач запроса JQL', response=schemas.IssueCountSchema))),
-        ('/issues/facets', Call(hub, reads.issue_facets, query=reads.IssueCountQuery,
+        ('/issues/facets', Call(hub, reads.issue_facets, query=reads.IssueFacetsQuery,
                                 doc=operation(
             'Значения полей среди задач запроса JQL', response=schemas.IssueFacetsSchema,
             description='status, assignee, issue_type, priority, labels: значения как в зеркале '
-                        '(null — без значения) с числом задач, по убыванию числа.'))),
+                        '(null — без значения) с числом задач, по убыванию числа. chosen= — '
+                        'значения, выбранные в списках: каждый список считает задачи запроса, '
+                        'подходящие под выбор остальных списков, без своего (одним запросом '
+                        'для всех списков).'))),
         ('/issues.csv', IssuesCsv(hub)),
         ('/issues/{key}', Call(hub, reads.issue_card, doc=operation(
             'Карточка задачи', response=schemas.IssueCardSchema,
