@@ -59,6 +59,12 @@ class RefreshRun:
     history: list[dict] = field(default_factory=list)
     boards: int = 0
     board_errors: list[str] = field(default_factory=list)
+    unparsed_times: int = 0
+
+    def note(self, answer) -> None:
+        """What the hub said of a page: Jira times it could not read (kept as sent, counted)."""
+        if isinstance(answer, dict) and isinstance(answer.get('unparsed_times'), int):
+            self.unparsed_times += answer['unparsed_times']
 
     def result(self) -> dict:
         result = {'issues': self.issues, 'links': self.links,
@@ -68,6 +74,8 @@ class RefreshRun:
             result['missing'] = self.missing
         if self.board_errors:
             result['board_errors'] = self.board_errors
+        if self.unparsed_times:
+            result['unparsed_times'] = self.unparsed_times
         return result
 
 
@@ -124,6 +132,9 @@ class Executor:
         self._flush_history(run, force=True)
         if params.get('jql') is not None:
             self._boards(run, params)
+        if run.unparsed_times:
+            log.warning('команда #%s: хаб не смог прочитать %d времён Jira (сохранены как есть)',
+                        run.command_id, run.unparsed_times)
         return run.result()
 
     def _read(self, run: RefreshRun, jql: str, keys: list[str] | None, own: bool | None) -> None:
@@ -143,9 +154,8 @@ class Executor:
                 run.history.extend(self._history(run, raw))
                 run.history_issues += 1
             for chunk in _chunks(issues, STATE_PAGE):
-                self.hub.call('POST', '/agent/state', {'agent': self.module,
-                                                       'command_id': run.command_id,
-                                                       'issues': chunk})
+                run.note(self.hub.call('POST', '/agent/state', {
+                    'agent': self.module, 'command_id': run.command_id, 'issues': chunk}))
             for issue in issues:
                 run.sent.add(issue['key'])
                 run.issues += 1
@@ -212,8 +222,8 @@ class Executor:
     def _flush_history(self, run: RefreshRun, force: bool = False) -> None:
         while run.history and (force or len(run.history) >= HISTORY_PAGE):
             chunk, run.history = run.history[:HISTORY_PAGE], run.history[HISTORY_PAGE:]
-            self.hub.call('POST', '/agent/history', {'agent': self.module,
-                                                     'command_id': run.command_id, 'items': chunk})
+            run.note(self.hub.call('POST', '/agent/history', {
+                'agent': self.module, 'command_id': run.command_id, 'items': chunk}))
             run.changes += len(chunk)
 
     def _boards(self, run: RefreshRun, params: dict) -> None:
@@ -243,8 +253,8 @@ class Executor:
                 continue
             boards.append(mapping.board_of(board_id, board, configuration, statuses, sprints))
         if boards:
-            self.hub.call('POST', '/agent/boards', {'agent': self.module,
-                                                    'command_id': run.command_id, 'boards': boards})
+            run.note(self.hub.call('POST', '/agent/boards', {
+                'agent': self.module, 'command_id': run.command_id, 'boards': boards}))
             run.boards = len(boards)
 
     # --- ensure_issue ----------------------------------------------------------------------------

@@ -345,3 +345,16 @@ def test_an_issue_jira_does_not_have_fails_the_write_with_jiras_message(hub, hub
     agent.run(once=True)
     item = queue.batch(hub, batch['id'])['commands'][0]
     assert item['status'] == 'failed' and 'Jira ответила 404' in item['error']
+
+
+def test_a_jira_time_the_hub_cannot_read_is_sent_as_is_and_counted_in_the_result(hub, hub_url,
+                                                                                 jira_site):
+    configure(hub)
+    model, app, server = jira_site('Server')
+    model._fields['AURORA-3'] = {'updated': '2026-02-30T10:00:00.000+0300'}  # no such day
+    item = refresh(hub, keys=['AURORA-3'])
+    make_agent(hub, hub_url, server.url, 'Server').run(once=True)
+    done = command(hub, item['id'])
+    assert done['status'] == 'done' and done['result']['unparsed_times'] == 1
+    assert rows(hub, "SELECT jira_updated FROM issue WHERE key = 'AURORA-3'") == [
+        ('2026-02-30T10:00:00.000+0300',)]
