@@ -27,7 +27,7 @@ from peewee import JOIN, SQL, Tuple, fn
 from . import facet_choices, facet_counts, fields, files, jql, settings, slices, validators
 from . import search as search_sql
 from .db import Hub, Prepared, json_list
-from .errors import NotFoundError, ValidationError
+from .errors import HubError, NotFoundError, ValidationError
 from .models import (Issue, IssueAttachment, IssueChange, IssueComment, IssueLink, IssueMember,
                      IssueNote, IssueSearch, IssueSprint, JiraBoard, JiraProject, JiraSprint,
                      SqlNames, SyncRun)
@@ -706,11 +706,33 @@ def issues_csv(hub: Hub, *, jql: str | None = None, project: str | None = None,
     return _csv_chunks(hub, search, names)
 
 
+# The last line of an export that failed after its first chunk (contract §20).
+CSV_FAILED = '# ошибка: {}; выгрузка прервана, файл неполный\r\n'
+CSV_INTERNAL = 'внутренняя ошибка хаба, подробности в журнале сервера'
+
+
 def _csv_chunks(hub: Hub, search: jql.Search, names: list[str]) -> Iterator[str]:
+    """The export's chunks: the header line, then a chunk a page.
+
+    A failure after the header (a read the database ends, a bug) must not look like the end of the
+    file: the last chunk is then the line ``# ошибка: …`` (the hub's message, or a generic one for
+    anything but a hub error: no SQL, no paths), and the error goes on up. An HTTP server that gets
+    it from the response's iterator after the headers closes the connection without the chunked
+    body's end (waitress does), so no client takes the file for complete."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator='\r\n')
     writer.writerow(names)
     yield '\ufeff' + buffer.getvalue()
+    try:
+        yield from _csv_pages(hub, search, names, buffer, writer)
+    except Exception as error:  # re-raised: the line only says so inside the file
+        reason = error.message if isinstance(error, HubError) else CSV_INTERNAL
+        yield CSV_FAILED.format(' '.join(reason.split()))
+        raise
+
+
+def _csv_pages(hub: Hub, search: jql.Search, names: list[str], buffer: io.StringIO,
+               writer) -> Iterator[str]:
     sprints: dict[str, list[str]] = {}
     cells = [_csv_cell(name, sprints) for name in names]
     cursor = None
@@ -745,21 +767,41 @@ def _csv_points(row: dict) -> object:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
+# The first characters that make a spreadsheet read a cell as a formula (OWASP «CSV Injection»,
+# contract §20): = + - @, a tab, a carriage return, and the fullwidth ＝ ＋ － ＠ that Excel folds
+# into them. Anyone who can write in Jira could otherwise plant a formula in a teammate's sheet.
+FORMULA_START = frozenset('=+-@\t\r\uff1d\uff0b\uff0d\uff20')
+
+
+def csv_text(value: str | None, start: frozenset = FORMULA_START) -> str | None:
+    """A text cell as written to CSV: with a leading ``'`` when it begins like a formula (the
+    sheet shows it as text), else as stored; null stays null (an empty cell)."""
+    return "'" + value if value and value[0] in start else value
+
+
 def _csv_cell(name: str, sprints: dict[str, list[str]]):
     """The function that gives column ``name`` of a row (chosen once per export, not per cell):
-    null → empty, times in UTC, labels and sprint names joined by ``;``, story points a number."""
+    null → empty, times in UTC, labels and sprint names joined by ``;``, story points a number.
+
+    Every text cell goes through :func:`csv_text`, inlined where it is the column's only work (a
+    page of 500 rows is thousands of cells): a first character tested against a frozenset. Story
+    points are numbers (a negative one is no formula) and ``neighbor`` is ``true``/``false``."""
     if name == 'labels':
-        return _csv_labels
+        return lambda row: csv_text(_csv_labels(row))
     if name == 'sprint':
-        return lambda row: ';'.join(sprints.get(row['key'], ()))
+        return lambda row: csv_text(';'.join(sprints.get(row['key'], ())))
     if name in ('created', 'updated'):
         column = 'created' if name == 'created' else 'jira_updated'
-        return lambda row: to_utc(row[column]) or row[column]
+        return lambda row: to_utc(row[column]) or csv_text(row[column])
     if name == 'neighbor':
         return lambda row: 'true' if row['neighbor'] else 'false'
     if name == 'story_points':
         return _csv_points
-    return lambda row: row[name]
+
+    def text(row: dict, start: frozenset = FORMULA_START) -> str | None:
+        value = row[name]
+        return "'" + value if value and value[0] in start else value
+    return text
 
 
 # The card's queries, built once (the card is the most frequent read: 1.3 -> 0.6 ms at 200,000)

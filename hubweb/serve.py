@@ -99,7 +99,7 @@ def startup_lines(url: str, hub: Hub, threads: int, *, demo: bool = False) -> li
              f'print them with `{cli_command("tokens", "--data", str(data_dir))}`',
              f'threads: {threads}']
     if demo:
-        lines.append('demo: фальшивая Jira и агент-симулятор; данные и токены — демонстрационные')
+        lines.append('demo: фальшивая Jira и агент sdlc-hub; данные и токены — демонстрационные')
     return lines
 
 
