@@ -345,12 +345,10 @@ def _walk_index(hub: Hub, label: str) -> bool:
     Sorting the slice costs ~15 µs an issue (its row and sort values); walking the index costs
     ~1.5 µs an issue of the mirror and finds the slice's issues at the rate ``slice / mirror``,
     so a page of 100 walks ``100 · mirror / slice`` of them. The walk wins when ``slice² >
-    10 · mirror`` (200,000 issues: a slice over ~1,400; 1,000,000: over ~3,200). The mirror's
-    size is read as the issue table's highest rowid (one index step; deletions are rare)."""
+    10 · mirror`` (200,000 issues: a slice over ~1,400; 1,000,000: over ~3,200)."""
     own = slices.counts(hub, label)
     size = own['own_count'] + own['neighbor_count']
-    mirror = hub.db.execute_sql(f'SELECT max(rowid) FROM {_ISSUE}').fetchone()[0] or 0
-    return size * size > 10 * mirror
+    return size * size > 10 * jql.mirror_size(hub)
 
 
 def _walks_choice(hub: Hub, search: jql.Search) -> bool:
@@ -366,30 +364,31 @@ def _by_choice(hub: Hub, search: jql.Search, params: dict, after: list | None,
     """A page in one choice's order (``ORDER BY status DESC``), the rows and order of
     :func:`_in_order`, without sorting every issue.
 
-    The column's stored spellings (a skip scan: a few statuses, people, types) and the empty
-    value are each given their sort values by the order's own SQL (the first issue of the
-    spelling, read with them: one index seek), then visited in that order: a spelling is one
+    The column's stored spellings (a skip scan: statuses, people, types) and the empty value get
+    their sort values from the order's own SQL, evaluated over the spellings alone (one
+    statement, no parameter per spelling), and are visited in that order: a spelling is one
     range of ``issue_choice_walk_<column>`` (on ``coalesce(column, '')``: NULL and '' are one
     range) in natural key order, read from the cursor on until the page is full; spellings with
-    the same sort values (``Готово``, ``готово``) are merged by natural key. 50,000 issues,
-    first page of 100 of ``ORDER BY status DESC``, CPU in process: 67-80 ms (a sort of every
-    issue by the CASE of spellings and the natural key) -> 2-4 ms."""
+    the same sort values (``Готово``, ``готово``) are merged by natural key.
+
+    Cost: the skip scan and the sort of the spellings are linear in their number, a few µs each
+    (4,000 assignees: see docs/jql.md, "Speed"), the walk reads the page's own ranges. It had
+    read each spelling's first issue with a CASE of every spelling as its sort value (d² SQL
+    steps for d spellings: 4,000 assignees, 391 s for a first page) and bound two parameters
+    per spelling (a 500 past SQLite's limit of 32,766 variables). 50,000 issues, first page of
+    100 of ``ORDER BY status DESC``, CPU in process: 67-80 ms (a sort of every issue) -> 2-4 ms."""
     column, columns = search.choice, search.order
     sort_values = ', '.join(f'{sort.sql} AS s{n}' for n, sort in enumerate(columns))
     # dicts by name, or row tuples with the extras at _ITEM_WIDTH (see _issue_rows)
     at = ([*(f's{n}' for n in range(len(columns))), 'sort_key'] if select is _select_issues
           else list(range(_ITEM_WIDTH, _ITEM_WIDTH + len(columns) + 1)))
-    values_of, sort_key_of = operator.itemgetter(*at), operator.itemgetter(at[-1])
+    sort_key_of = operator.itemgetter(at[-1])
     groups: dict[tuple, list] = {}
-    for spelling in ['', *jql.stored_values(hub, column)]:
-        first = select(hub, f'{_ISSUE} i', f'i.{_ISSUE.neighbor}',
-                       [f"coalesce(i.{column}, '') = :spelling"],
-                       {**params, 'spelling': spelling, 'limit': 1},
-                       extra=f'{sort_values}, {_NATURAL} AS sort_key', order=_NATURAL)
-        if first:  # no issue has it (the empty value, often): nothing to visit
-            groups.setdefault(values_of(first[0])[:-1], []).append(spelling)
-    ordered = sorted(groups.items(), key=functools.cmp_to_key(
-        lambda one, other: _compare(one[0], list(other[0]), columns)))
+    for spelling, *values in hub.db.execute_sql(
+            f'SELECT i.{column}, {", ".join(sort.sql for sort in columns)} FROM '
+            f"(SELECT '' AS {column} UNION ALL SELECT x FROM ({jql.distinct_values_sql(column)})) i",
+            search.params):
+        groups.setdefault(tuple(values), []).append(spelling)
     if search.label is not None:
         tables = _WALK_TABLES
         neighbor, sort_key = f'm.{_MEMBER.neighbor}', f'm.{_MEMBER.sort_key}'
@@ -397,13 +396,13 @@ def _by_choice(hub: Hub, search: jql.Search, params: dict, after: list | None,
         tables, neighbor, sort_key = f'{_ISSUE} i', f'i.{_ISSUE.neighbor}', _NATURAL
     extra = f'{sort_values}, {sort_key} AS sort_key'
     wanted, rows = params['limit'], []
-    for values, group in ordered:
+    for values in _in_sort_order(list(groups), columns):
         if after is not None:
             place = _compare(values, after[:-1], columns)
             if place < 0:
                 continue  # the cursor is past this value
         ranges = []
-        for spelling in group:
+        for spelling in groups[values]:
             where = [f"coalesce(i.{column}, '') = :spelling"]
             if after is not None and place == 0:
                 where.append(f'{_NATURAL} > :after_key')
@@ -416,6 +415,17 @@ def _by_choice(hub: Hub, search: jql.Search, params: dict, after: list | None,
         if len(rows) >= wanted:
             break
     return rows
+
+
+def _in_sort_order(values: list[tuple], columns: list[jql.SortColumn]) -> list[tuple]:
+    """Tuples of sort values in the order of ``columns`` as SQLite sorts them (:func:`_compare`:
+    NULL last both ways, numbers before text): stable sorts, the last column first."""
+    for index in reversed(range(len(columns))):
+        filled = [value for value in values if value[index] is not None]
+        filled.sort(key=lambda value: (isinstance(value[index], str), value[index]),
+                    reverse=columns[index].descending)
+        values = filled + [value for value in values if value[index] is None]
+    return values
 
 
 def _compare(values: tuple, cursor: list, columns: list[jql.SortColumn]) -> int:

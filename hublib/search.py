@@ -116,11 +116,35 @@ def match_expression(text: str, column: str | None = None) -> str | None:
         star = words[-1][1]
         terms = ['"' + ' '.join(word for word, _ in words) + '"' + star]
     else:
-        terms = [f'"{word}"{star}' for word, star in words]
+        # a word written twice is required once (FTS5 would read its documents twice)
+        terms = list(dict.fromkeys(f'"{word}"{star}' for word, star in words))
     if not terms:
         return None
     expression = ' '.join(terms)
     return f'{{{column}}} : ({expression})' if column else expression
+
+
+def match_terms(texts: list[str]) -> list[tuple[str, bool]]:
+    """The distinct terms of each text as :func:`match_expression` searches them: (word, is a
+    prefix), ё folded as the index folds it; what a cost estimate weighs."""
+    terms: list[tuple[str, bool]] = []
+    for text in dict.fromkeys(texts):
+        folded = text.replace('ё', 'е').replace('Ё', 'Е')
+        terms.extend(dict.fromkeys((word.casefold(), bool(star))
+                                   for word, star in _WORD.findall(folded)))
+    return terms
+
+
+def match_any(texts: list[str], column: str | None = None) -> str | None:
+    """One FTS5 query matching any of ``texts`` (each read by :func:`match_expression`): the
+    OR-ed ``~`` clauses of one field as one MATCH, not one per clause; None when none holds a
+    word."""
+    expressions = list(dict.fromkeys(
+        expression for text in texts
+        if (expression := match_expression(text, column)) is not None))
+    if len(expressions) <= 1:
+        return expressions[0] if expressions else None
+    return ' OR '.join(f'({expression})' for expression in expressions)
 
 
 def matching_keys(match: str) -> str:
@@ -206,5 +230,5 @@ def ranked_hits(hub: Hub, window_sql: str, params: dict, after: list | None,
 
 
 __all__ = ['FTS_TABLE', 'SOURCE_VIEW', 'exists', 'build', 'texts', 'reindex', 'INSERT_DOCUMENT',
-           'DELETE_DOCUMENT', 'match_expression', 'matching_keys', 'COLUMN_OF', 'RANK_SQL',
+           'DELETE_DOCUMENT', 'match_expression', 'match_any', 'match_terms', 'matching_keys', 'COLUMN_OF', 'RANK_SQL',
            'SNIPPET_SQL', 'RANK_WINDOW', 'Hit', 'ranked_hits']

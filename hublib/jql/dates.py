@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from calendar import monthrange
 from datetime import date, datetime, timedelta, timezone, tzinfo
 
 from ..errors import ValidationError
 from ..timeutil import time_zone
-from .language import DATE_FUNCTIONS, Value, refusal
+from .language import DATE_FUNCTIONS, MAX_DIGITS, Value, refusal, shown
 
 # --- time ------------------------------------------------------------------------------------------
 
@@ -21,7 +22,12 @@ def zone(name: str | None) -> tzinfo:
 
 
 _DATE = re.compile(r'(\d{4})[-/](\d{1,2})[-/](\d{1,2})(?:[ T](\d{1,2}):(\d{2}))?')
-_OFFSET_PART = re.compile(r'\s*([+-]?)(\d+)([wdhm])')
+# An offset: parts of a signed count and a unit; a count of more than MAX_DIGITS digits is no
+# offset at all (no date is that far, and Python reads no int of over 4,300 digits).
+_OFFSET_PART = re.compile(r'\s*([+-]?)(\d{1,%d})([wdhm])' % MAX_DIGITS)
+# The increment of a date function takes Jira's units: years and months too (y, M).
+_INCREMENT_PART = re.compile(r'\s*([+-]?)(\d{1,%d})([yMwdhm])' % MAX_DIGITS)
+_PERIOD_COUNT = re.compile(r'([+-]?)(\d{1,%d})' % MAX_DIGITS)
 _UNITS = {'w': timedelta(weeks=1), 'd': timedelta(days=1), 'h': timedelta(hours=1),
           'm': timedelta(minutes=1)}
 
@@ -34,32 +40,38 @@ class Span:
     end: datetime
 
 
-def _relative(text: str) -> timedelta | None:
-    try:
-        return _offset(text)
-    except OverflowError:  # -99999999999d: no date at all
-        return None
-
-
-def _offset(text: str) -> timedelta | None:
-    position, total, sign = 0, timedelta(), 1
+def _parts(text: str, pattern: re.Pattern) -> list[tuple[int, str]] | None:
+    """The signed counts and units of an offset (``"-1w 2d"``: a part without a sign takes the
+    sign of the part before it), None when the text is no offset."""
+    position, parts, sign = 0, [], 1
     text = text.strip()
     if not text:
         return None
     while position < len(text):
-        match = _OFFSET_PART.match(text, position)
+        match = pattern.match(text, position)
         if match is None:
             return None
         if match.group(1):
             sign = -1 if match.group(1) == '-' else 1
-        total += sign * int(match.group(2)) * _UNITS[match.group(3)]
+        parts.append((sign * int(match.group(2)), match.group(3)))
         position = match.end()
-    return total
+    return parts
+
+
+def _offset(text: str) -> timedelta | None:
+    """A relative offset from now (``-7d``, ``"-1w 2d"``), None when the text is none."""
+    parts = _parts(text, _OFFSET_PART)
+    if parts is None:
+        return None
+    return sum((count * _UNITS[unit] for count, unit in parts), timedelta())
 
 
 def _add_months(moment: datetime, months: int) -> datetime:
+    """The same wall time ``months`` later, the day cut to the month's last (31 January + 1M:
+    28 or 29 February), as Jira's calendar adds months."""
     month = moment.month - 1 + months
-    return moment.replace(year=moment.year + month // 12, month=month % 12 + 1)
+    year, month = moment.year + month // 12, month % 12 + 1
+    return moment.replace(year=year, month=month, day=min(moment.day, monthrange(year, month)[1]))
 
 
 class Clock:
@@ -69,9 +81,10 @@ class Clock:
         self.tz = tz
         self.now = now.astimezone(tz)
 
-    def _local(self, year: int, month: int, day: int, hour: int = 0, minute: int = 0) -> datetime:
+    def _local(self, year: int, month: int, day: int, hour: int = 0, minute: int = 0,
+               second: int = 0) -> datetime:
         # fold=0 and a round trip through UTC: a wall time skipped by a DST change moves forward
-        moment = datetime(year, month, day, hour, minute, tzinfo=self.tz)
+        moment = datetime(year, month, day, hour, minute, second, tzinfo=self.tz)
         return moment.astimezone(timezone.utc).astimezone(self.tz)
 
     def day_start(self, moment: datetime) -> datetime:
@@ -102,16 +115,17 @@ class Clock:
         return self._local(day.year, day.month, day.day)
 
     def span(self, value: Value) -> Span:
-        """The interval a date value names; refused when it is no date (or none SQL can hold)."""
-        span = self._span(value)
+        """The interval a date value names; refused when it is no date (or none SQL can hold:
+        an offset or increment that leaves the calendar is «неверная дата» naming the value)."""
         try:
+            span = self._span(value)
             # every bound SQL will see, in UTC, a day away from datetime's ends
             if all(1 <= moment.astimezone(timezone.utc).year <= 9998
                    for moment in (span.start, span.end)):
                 return span
         except (OverflowError, ValueError):
             pass
-        raise refusal(f'неверная дата "{value.shown()}"', value.position)
+        raise refusal(f'неверная дата "{shown(written(value))}"', value.position)
 
     def _span(self, value: Value) -> Span:
         if value.moment is not None:
@@ -126,53 +140,73 @@ class Clock:
         match = _DATE.fullmatch(text)
         if match:
             year, month, day, hour, minute = (int(part) if part else None for part in match.groups())
-            try:
-                date(year, month, day)
-                if hour is None:
-                    start = self._local(year, month, day)
-                    return Span(start, self._shift_days(start, 1))
-                if not (0 <= hour <= 23 and 0 <= minute <= 59):
-                    raise ValueError
-                start = self._local(year, month, day, hour, minute)
-                return Span(start, start + timedelta(minutes=1))
-            except (ValueError, OverflowError):
-                raise refusal(f'неверная дата "{value.text}"', value.position) from None
-        offset = _relative(text)
+            date(year, month, day)  # ValueError: no such day (span refuses it)
+            if hour is None:
+                start = self._local(year, month, day)
+                return Span(start, self._shift_days(start, 1))
+            if not (0 <= hour <= 23 and 0 <= minute <= 59):
+                raise ValueError(text)
+            start = self._local(year, month, day, hour, minute)
+            return Span(start, start + timedelta(minutes=1))
+        offset = _offset(text)
         if offset is None:
-            raise refusal(f'неверная дата "{value.text}"', value.position)
-        try:
-            moment = self.now + offset
-        except OverflowError:
-            raise refusal(f'неверная дата "{value.text}"', value.position) from None
+            raise ValueError(text)
+        moment = self.now + offset
         return Span(moment, moment + timedelta(seconds=1))
 
     def _function(self, value: Value) -> Span:
+        """A date function as Jira reads it: the boundary of the current period first (the start
+        or the last second of this day, week, month or year in the request's zone), then the
+        increment moves that moment: ``startOfMonth("+14d")`` is the 15th of this month,
+        ``endOfMonth(+2w)`` two weeks after the end of this month. An increment without a unit
+        counts the function's own period (``startOfMonth(-1)``: the start of last month); months
+        and years keep the day where the month has it (else its last day), days and weeks the
+        wall time, hours and minutes move the moment."""
         name = value.function
         if name not in DATE_FUNCTIONS:
             raise refusal(f'функция {value.text}() не даёт дату', value.position)
         if len(value.arguments) > 1:
             raise refusal(f'функция {value.text}() принимает не больше одного аргумента',
                          value.position)
-        moment, shift = self.now, 0
+        parts, shift = [], 0
         if value.arguments:
             argument = value.arguments[0]
             text = argument.text.strip()
-            offset = None if argument.function or argument.empty else _relative(text)
-            if offset is not None:
-                moment = moment + offset
+            found = None if argument.function or argument.empty else _parts(text, _INCREMENT_PART)
+            if found is not None:
+                parts = found
             elif re.fullmatch(r'[+-]?\d{1,4}', text) and name != 'now':
                 shift = int(text)
             else:
-                raise refusal(f'неверное смещение "{argument.text}"', argument.position)
-        try:
-            if name == 'now':
-                return Span(moment, moment + timedelta(seconds=1))
+                raise refusal(f'неверное смещение "{shown(argument.text)}"', argument.position)
+        if name == 'now':
+            moment = self.now
+        else:
             edge, period = ('start', name[7:]) if name.startswith('startOf') else ('end', name[5:])
-            start, end = self.period(period, moment, shift)
-        except (ValueError, OverflowError):
-            raise refusal(f'неверное смещение у {value.text}()', value.position) from None
-        moment = start if edge == 'start' else end - timedelta(seconds=1)
+            start, end = self.period(period, self.now, shift)
+            moment = start if edge == 'start' else end - timedelta(seconds=1)
+        for count, unit in parts:
+            moment = self._moved(moment, count, unit)
         return Span(moment, moment + timedelta(seconds=1))
+
+    def _moved(self, moment: datetime, count: int, unit: str) -> datetime:
+        """``moment`` moved by ``count`` ``unit`` (y M w d: on the calendar of the request's zone;
+        h m: on the clock)."""
+        if unit in 'hm':
+            return moment + count * _UNITS[unit]
+        local = moment.astimezone(self.tz)
+        if unit in 'yM':
+            day = _add_months(local.replace(tzinfo=None), count * (12 if unit == 'y' else 1))
+        else:
+            day = local.replace(tzinfo=None) + timedelta(days=count * (7 if unit == 'w' else 1))
+        return self._local(day.year, day.month, day.day, day.hour, day.minute, day.second)
+
+
+def written(value: Value) -> str:
+    """A value as the query wrote it (a function with its arguments)."""
+    if value.function is None:
+        return value.text
+    return f'{value.text}({", ".join(map(written, value.arguments))})'
 
 
 def sql_moment(moment: datetime) -> str:

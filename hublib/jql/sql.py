@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any, Iterable
 
 from .. import search as fulltext
+from ..errors import ValidationError
 from ..models import (Issue, IssueChange, IssueLink, IssueMember, IssueNote, IssueSprint,
                       JiraSprint, Project, SqlNames)
 from ..settings import DEFAULT_CLOSED_STATUSES, setting
@@ -16,8 +17,9 @@ from ..slices import NATURAL_KEY_SQL, natural_key
 from ..timeutil import format_utc, to_utc
 from ..validation import is_issue_key, lookup_key
 from .dates import Clock, sql_moment, zone
-from .language import (DATE_FUNCTIONS, SPRINT_FUNCTIONS, And, Clause, FieldSpec, Not, Or,
-                       Predicate, Query, Sort, Value, HISTORY_OPERATORS, refusal)
+from .language import (DATE_FUNCTIONS, MAX_DIGITS, SPRINT_FUNCTIONS, And, Clause, FieldSpec, Not,
+                       Or, Predicate, Query, Refused, Sort, Value, HISTORY_OPERATORS, first,
+                       normalized, refusal, shown)
 
 # --- SQL -------------------------------------------------------------------------------------------
 
@@ -108,13 +110,26 @@ DERIVED_INDEXES = (
 )
 
 
-def stored_values(hub, column: str) -> list[str]:
-    """Distinct non-empty values of the issue column ``column`` (an ``INDEXED_CHOICES`` one)
-    as stored: a skip scan of its index (min, then the next greater, …)."""
-    sql = (f"WITH RECURSIVE v(x) AS (SELECT min({column}) FROM {_ISSUE} WHERE {column} > '' "
-           f"UNION ALL SELECT (SELECT min({column}) FROM {_ISSUE} WHERE {column} > v.x) FROM v "
-           f"WHERE v.x IS NOT NULL) SELECT x FROM v WHERE x IS NOT NULL")
-    return [value for (value,) in hub.db.execute_sql(sql) if isinstance(value, str)]
+def distinct_values_sql(column: str) -> str:
+    """SQL of the distinct non-empty text values ``x`` of the issue column ``column`` (an
+    ``INDEXED_CHOICES`` one) as stored, in binary order: a skip scan of its index (min, then the
+    next greater, …), one index seek per value."""
+    return (f"WITH RECURSIVE v(x) AS (SELECT min({column}) FROM {_ISSUE} WHERE {column} > '' "
+            f"UNION ALL SELECT (SELECT min({column}) FROM {_ISSUE} WHERE {column} > v.x) FROM v "
+            f"WHERE v.x IS NOT NULL) SELECT x FROM v WHERE typeof(x) = 'text'")
+
+
+def stored_values(hub, column: str, limit: int | None = None) -> list[str]:
+    """Distinct non-empty values of the issue column ``column`` as stored
+    (:func:`distinct_values_sql`); the first ``limit`` of them when given."""
+    sql = distinct_values_sql(column) + (f' LIMIT {int(limit)}' if limit is not None else '')
+    return [value for (value,) in hub.db.execute_sql(sql)]
+
+
+def mirror_size(hub) -> int:
+    """About how many issues the mirror holds: the issue table's highest rowid (one index step;
+    issues are rarely deleted), what a plan or a cost estimate weighs."""
+    return hub.db.execute_sql(f'SELECT max(rowid) FROM {_ISSUE}').fetchone()[0] or 0
 
 
 def fold(value: object) -> object:
@@ -165,6 +180,36 @@ class Search:
 
 
 _KEY = re.compile(r'([A-Z][A-Z0-9_]*)-(\d+)')
+
+# The cost estimate (contract §20: a query the hub can tell will not finish within the read
+# deadline is refused up front, «запрос слишком тяжёлый: …»). What grows with the mirror is what
+# runs for each issue or each document: a history clause reads the issue's own change rows, a
+# full-text term its posting list (a short prefix: every term it begins). In CPU µs per issue of
+# the mirror, lower bounds of what each took at 100,000 issues on the shared 2-core machine
+# (scripts/bench_jql_cost.py, counts in process): history clauses about half (WAS 7.5-8.6, WAS in
+# a window 7.9-8.2, CHANGED 2.1-5.4, CHANGED in a window 0.37), a one-letter prefix half (`а*`
+# 0.69), longer prefixes and words what a rare one costs (900 two-letter prefixes 0.013 each on
+# average; a common one, `да*` 0.98 or «данных» 0.49, is as dear as a one-letter prefix): only a
+# query sure to run past the deadline is refused, the rest is left to the deadline itself. Plain
+# columns, lists of keys and sorts cost too little to count.
+COSTS = {'was': 4.0, 'was_window': 4.0, 'changed': 1.0, 'changed_window': 0.2,
+         'word': 0.01, 'prefix1': 0.3, 'prefix2': 0.005, 'prefix': 0.001}
+# SQLite's limit of bound variables is 32,766 (since 3.32): a query that would bind more is
+# refused before SQLite says so with an error (10,000 characters hold at most ~5,000 values).
+MAX_PARAMETERS = 30_000
+DEFAULT_READ_DEADLINE = 10.0  # seconds: the read_deadline_seconds setting when it is absent
+
+
+def text_cost(clause: Clause) -> float:
+    """The estimated cost of a ``~`` clause (µs per document, :data:`COSTS`): each distinct term
+    of its values, a prefix by its length."""
+    cost = 0.0
+    for word, prefix in fulltext.match_terms([value.text for value in clause.values]):
+        cost += COSTS[('prefix1' if len(word) == 1 else 'prefix2' if len(word) == 2 else 'prefix')
+                      if prefix else 'word']
+    return cost
+
+
 _NATURAL_I = NATURAL_KEY_SQL.format(key='i.key')
 
 
@@ -181,6 +226,11 @@ class _Compiler:
         self.natural = natural
         self._closed: list[str] | None = None
         self._stored: dict[str, list[str]] = {}
+        self._few: dict[str, list[str] | None] = {}
+        self.refusals: list[ValidationError] = []
+        # the estimated cost (µs of CPU per issue of the mirror) and the clauses that make it
+        self.cost = 0.0
+        self.heavy: list[Clause] = []
 
     def param(self, value: object) -> str:
         name = f'j{len(self.params)}'
@@ -228,17 +278,34 @@ class _Compiler:
         walk = '+' if self.walked else ''
         return f'{walk}i.{column} IN ({self.params_of(spelled)})'
 
+    def weigh(self, clause: Clause, cost: str | float) -> None:
+        """Add a clause's estimated cost (a kind of :data:`COSTS`, or µs per issue)."""
+        cost = COSTS[cost] if isinstance(cost, str) else cost
+        if cost:
+            self.cost += cost
+            self.heavy.append(clause)
+
     # --- the tree -------------------------------------------------------------------------------
 
     def node(self, node) -> str:
+        """SQL of a condition in :func:`normalized` shape. A clause the compiler refuses is
+        recorded (``refusals``) and the compiling goes on: the query is refused naming the first
+        problem in the text, whichever pass found it."""
         if isinstance(node, And):
             return '(' + ' AND '.join(self.node(item) for item in node.items) + ')'
         if isinstance(node, Or):
             return '(' + ' OR '.join(self.node(item) for item in node.items) + ')'
-        if isinstance(node, Not):
-            # NULL (an unknown comparison) is "no" on both sides: q and NOT q split the mirror
-            return f'NOT ifnull({self.node(node.item)}, 0)'
-        return self.clause(node)
+        if isinstance(node, Refused):
+            return '0'  # refused by the parser already (Query.problems)
+        try:
+            if isinstance(node, Not):
+                # a clause with no negative operator (CHANGED, text ~, hubProject, resolution):
+                # its complement. NULL (an unknown comparison) is "no" on both sides.
+                return f'NOT ifnull({self.clause(node.item)}, 0)'
+            return self.clause(node)
+        except ValidationError as error:
+            self.refusals.append(error)
+            return '0'
 
     def clause(self, clause: Clause) -> str:
         kind = clause.field.kind
@@ -320,8 +387,10 @@ class _Compiler:
         value = clause.values[0]
         match = _KEY.fullmatch(value.text)
         if match is None:
-            raise refusal(f'ожидается ключ задачи, например AURORA-7, а не "{value.text}"',
-                         value.position)
+            raise refusal(f'ожидается ключ задачи, например AURORA-7, а не "{shown(value.text)}"',
+                          value.position)
+        if len(match.group(2)) > MAX_DIGITS:
+            raise refusal(f'слишком большой номер задачи "{shown(value.text)}"', value.position)
         prefix = match.group(1)
         return (f'(i.key > {self.param(prefix + "-")} AND i.key < {self.param(prefix + ".")} '
                 f'AND {_NATURAL_I} {operator} {self.param(natural_key(value.text))})')
@@ -374,12 +443,12 @@ class _Compiler:
     def _text(self, clause: Clause) -> str:
         if clause.operator in ('is empty', 'is not empty'):  # a column's text, not `text ~`
             return self.column_presence(clause.operator, f'i.{getattr(_ISSUE, clause.field.column)}')
-        expression = fulltext.match_expression(clause.values[0].text,
-                                               fulltext.COLUMN_OF.get(clause.field.name))
+        expression = match_of(clause)
         if expression is None:
             return '0' if clause.operator == '~' else '1'
-        matched = f'i.key IN ({fulltext.matching_keys(self.param(expression))})'
-        return matched if clause.operator == '~' else f'NOT {matched}'
+        self.weigh(clause, text_cost(clause))
+        keys = fulltext.matching_keys(self.param(expression))
+        return f'i.key IN ({keys})' if clause.operator == '~' else f'i.key NOT IN ({keys})'
 
     def _substring(self, clause: Clause) -> str:
         needle = self.param(fold(clause.values[0].text))
@@ -475,11 +544,13 @@ class _Compiler:
             return present
         value = clause.values[0]
         try:
+            if len(value.text) > 2 * MAX_DIGITS:  # no story point is written with more
+                raise ValueError(value.text)
             number = float(value.text)
             if number != number or number in (float('inf'), float('-inf')):
                 raise ValueError
         except ValueError:
-            raise refusal(f'ожидается число, а не "{value.text}"', value.position) from None
+            raise refusal(f'ожидается число, а не "{shown(value.text)}"', value.position) from None
         return f'{column} {clause.operator} {self.param(number)}'
 
     def _sprint(self, clause: Clause) -> str:
@@ -500,7 +571,8 @@ class _Compiler:
                 ids.update(sprint for sprint, _, kind in sprints if fold(kind) == state)
             elif not value.quoted and value.text.isascii() and value.text.isdigit():
                 if len(value.text) > 18:
-                    raise refusal(f'слишком большой номер спринта "{value.text}"', value.position)
+                    raise refusal(f'слишком большой номер спринта "{shown(value.text)}"',
+                                  value.position)
                 ids.add(int(value.text))
             else:
                 ids.update(sprint for sprint, name, _ in sprints if fold(name) == fold(value.text))
@@ -561,15 +633,22 @@ class _Compiler:
     # (field, at, to_string, key) index holds them.
     def history(self, clause: Clause) -> str:
         spec = clause.field
-        name = self.param(spec.history)
-        low, high = self.window(clause)
-        by = [p for p in clause.predicates if p.name == 'by']
+        for value in clause.values:  # checked in the order of the text: values, then predicates
+            if value.function is not None:
+                raise refusal(f'функция {value.text}() не применима к WAS', value.position)
         for predicate in clause.predicates:
             for value in predicate.values:
                 if value.function is not None and (predicate.name in ('from', 'to', 'by')
                                                    or value.function not in DATE_FUNCTIONS):
                     raise refusal(f'функция {value.text}() не применима в {predicate.name.upper()}',
                                  value.position)
+        name = self.param(spec.history)
+        low, high = self.window(clause)
+        by = [p for p in clause.predicates if p.name == 'by']
+        windowed = low is not None or high is not None
+        self.weigh(clause, 'changed_window' if clause.operator == 'changed' and windowed else
+                   'changed' if clause.operator == 'changed' else
+                   'was_window' if windowed or by else 'was')
         if clause.operator == 'changed':
             where = [f'c.{_CHANGE.field} = {name}']
             for predicate in clause.predicates:
@@ -589,9 +668,6 @@ class _Compiler:
             if high is not None:
                 where.append(f'c.{_CHANGE.at} < {self.param(format_utc(high))}')
             return f'i.key IN (SELECT c.{_CHANGE.key} FROM {_CHANGE} c WHERE {" AND ".join(where)})'
-        for value in clause.values:
-            if value.function is not None:
-                raise refusal(f'функция {value.text}() не применима к WAS', value.position)
         held = self.was(clause, name, low, high, by)
         return held if clause.operator in ('was', 'was in') else f'NOT ifnull({held}, 0)'
 
@@ -641,18 +717,6 @@ class _Compiler:
 
     # --- order ------------------------------------------------------------------------------
 
-    def folded(self, name: str, empty_null: bool = False) -> str:
-        """The casefold of an issue column as SQL. For the choice columns an index lists (a few
-        distinct values) a CASE of their stored spellings with the casefold as a literal: the
-        same value as ``hub_fold`` without a Python call per row (50,000 issues, ``ORDER BY
-        status DESC``: see docs/performance.md, Web UI). ``empty_null``: '' gives NULL."""
-        column = f'i.{getattr(_ISSUE, name)}'
-        if name not in INDEXED_CHOICES:
-            return f"hub_fold(NULLIF({column}, ''))" if empty_null else f'hub_fold({column})'
-        cases = ' '.join(f'WHEN {self.param(value)} THEN {self.param(fold(value))}'
-                         for value in self.stored(getattr(_ISSUE, name)))
-        return (f'CASE {column} {cases} ELSE NULL END' if cases else 'NULL')
-
     def sort(self, sort: Sort) -> list[SortColumn]:
         spec = sort.field
         way = sort.descending
@@ -662,22 +726,82 @@ class _Compiler:
         if spec.kind == 'moment':
             return [SortColumn(utc_sql(column), way, indexed=True)]
         if spec.name == 'priority':
-            stored = setting(self.hub, 'priority_map', {})
-            names: list[str] = []
-            for name in (stored.values() if isinstance(stored, dict) else ()):
-                if isinstance(name, str) and fold(name) not in names:
-                    names.append(fold(name))
-            cases = ' '.join(f'WHEN {self.param(name)} THEN {index}'
-                             for index, name in enumerate(names))
-            position = (f"CASE WHEN {self.empty(column)} THEN NULL "
-                        f"ELSE CASE {self.folded(spec.column)} {cases} ELSE {len(names)} END END"
-                        if names else f"CASE WHEN {self.empty(column)} THEN NULL ELSE 0 END")
-            return [SortColumn(position, way), SortColumn(self.folded(spec.column, True), way)]
+            # priorities of one rank (those the map does not name) by name A→Z either way
+            name = self.folded(spec.column)
+            return [SortColumn(self.priority_rank(column, name), way), SortColumn(name, False)]
         if spec.kind in ('choice', 'text'):
-            return [SortColumn(self.folded(spec.column, True), way)]
+            return [SortColumn(self.folded(spec.column), way)]
         if spec.kind == 'number':
             return [SortColumn(column, way)]
         return [SortColumn(f"NULLIF({column}, '')", way)]
+
+    def folded(self, name: str) -> str:
+        """The sort value of the issue column ``name`` (:func:`folded`). A choice column with at
+        most :data:`FEW_SPELLINGS` stored spellings (statuses, types, priorities: the everyday
+        case) says their casefolds as a CASE of SQL literals, no Python call per row and no
+        parameter (a sort of 16,000 of 20,000 issues by status: 74 ms CPU with the call, 50
+        with the CASE); any other spelling, and a column of more, casefolds per row."""
+        column = f'i.{getattr(_ISSUE, name)}'
+        spellings = self.few_spellings(name) if name in INDEXED_CHOICES else None
+        if not spellings:
+            return folded(column)
+        cases = ' '.join(f'WHEN {_literal(value)} THEN {_literal(fold(value))}'
+                         for value in spellings)
+        return f'CASE {column} {cases} ELSE {folded(column)} END'
+
+    def few_spellings(self, name: str) -> list[str] | None:
+        """The stored spellings of a choice column when there are at most
+        :data:`FEW_SPELLINGS` of them (a skip scan that stops after one more), else None."""
+        if name not in self._few:
+            found = stored_values(self.hub, getattr(_ISSUE, name), FEW_SPELLINGS + 1)
+            self._few[name] = (found if len(found) <= FEW_SPELLINGS
+                               and not any('\x00' in value for value in found) else None)
+        return self._few[name]
+
+    def priority_rank(self, column: str, sort_value: str) -> str:
+        """The rank of a priority as Jira sorts it: ``priority_map``'s values in the order the
+        client wrote the map go from the most important to the least, so the first value ranks
+        highest (``ORDER BY priority DESC`` lists it first); a priority the map does not name
+        ranks below every named one (0; such ones by name A→Z in either direction: the next
+        sort column); no priority is NULL (last both ways). ``sort_value`` is the priority's
+        casefold (:meth:`folded`). The map's values are bound, one parameter each (a setting of a
+        few names, not the mirror's values)."""
+        stored = setting(self.hub, 'priority_map', {})
+        names: list[str] = []
+        for name in (stored.values() if isinstance(stored, dict) else ()):
+            if isinstance(name, str) and fold(name) not in names:
+                names.append(fold(name))
+        cases = ' '.join(f'WHEN {self.param(name)} THEN {len(names) - index}'
+                         for index, name in enumerate(names))
+        known = f'CASE {sort_value} {cases} ELSE 0 END' if names else '0'
+        return f'CASE WHEN {self.empty(column)} THEN NULL ELSE {known} END'
+
+
+# A choice column of at most this many stored spellings sorts by a CASE of their casefolds
+# (_Compiler.folded): a few dozen tests of a row's value are cheaper than a Python call.
+FEW_SPELLINGS = 32
+
+
+def _literal(text: str) -> str:
+    """``text`` as an SQL string literal (no NUL: _Compiler.few_spellings keeps those out)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def folded(column: str) -> str:
+    """The sort value of a text or choice column: its Unicode casefold, NULL when empty (last in
+    either direction). One Python call per sorted row, whatever the number of distinct values:
+    the order binds no parameter per value (it was a CASE of every stored spelling, two
+    parameters each, which SQLite tested one by one for each row: 4,000 assignees, 391 s for a
+    first page, and a 500 past SQLite's 32,766 variables; scripts/bench_choice_order.py)."""
+    return f"hub_fold(NULLIF({column}, ''))"
+
+
+def match_of(clause: Clause) -> str | None:
+    """The FTS5 expression of a ``~``/``!~`` clause: one value's match, or (a clause that
+    :func:`normalized` merged from OR-ed ``~`` of one field) any of its values' matches, one
+    MATCH for all; None when no value holds a word."""
+    return fulltext.match_any([value.text for value in clause.values],
+                              fulltext.COLUMN_OF.get(clause.field.name))
 
 
 def compile_search(hub, query: Query, *, tz: str | None = None, extra: Iterable = (),
@@ -689,18 +813,18 @@ def compile_search(hub, query: Query, *, tz: str | None = None, extra: Iterable 
     (counts, facets)."""
     clock = Clock(now if now is not None else hub.clock(), zone(tz))
     search = Search(label=label)
-    terms = ([] if query.where is None else
-             list(query.where.items) if isinstance(query.where, And) else [query.where])
+    where = None if query.where is None else normalized(query.where)
+    terms = ([] if where is None else list(where.items) if isinstance(where, And) else [where])
     terms += list(extra)
     order = list(query.order)
+    explicit = bool(order)  # an ORDER BY always wins over relevance, even ORDER BY key
     if order and order[0].field.kind == 'key' and not order[0].descending:
         order = []  # key ascending is the natural order, whatever follows it
-    if rank and not order:
+    if rank and not explicit:
         ranked = next((term for term in terms if isinstance(term, Clause)
                        and term.operator == '~' and term.field.kind == 'text'), None)
         if ranked is not None:
-            search.match = fulltext.match_expression(
-                ranked.values[0].text, fulltext.COLUMN_OF.get(ranked.field.name))
+            search.match = match_of(ranked)
             if search.match is None:
                 search.conditions.append('0')
             terms.remove(ranked)
@@ -709,8 +833,14 @@ def compile_search(hub, query: Query, *, tz: str | None = None, extra: Iterable 
         natural = 'm.sort_key' if label is not None else _NATURAL_I
     compiler = _Compiler(hub, clock, search.params, sliced=label is not None, natural=natural,
                          walked=rank)
+    if search.match is not None:
+        compiler.weigh(ranked, text_cost(ranked))
     for term in terms:
         search.conditions.append(compiler.node(term))
+    problem = first(*query.problems, *compiler.refusals)
+    if problem is not None:
+        raise problem
+    _refuse_heavy(hub, compiler, search.params)
     if (len(terms) == 1 and isinstance(terms[0], Clause) and terms[0].field.kind == 'project'
             and terms[0].operator in ('=', 'in')):
         search.projects = tuple(prefix for value in terms[0].values if not value.empty
@@ -720,6 +850,31 @@ def compile_search(hub, query: Query, *, tz: str | None = None, extra: Iterable 
     if len(order) == 1 and order[0].field.column in INDEXED_CHOICES:
         search.choice = getattr(_ISSUE, order[0].field.column)
     return search
+
+
+def _refuse_heavy(hub, compiler: _Compiler, params: dict) -> None:
+    """Refuse a query that will surely not finish within the read deadline (the estimate of
+    :data:`COSTS` over the mirror's size), or that binds more values than SQLite takes."""
+    where = compiler.heavy[0].position if compiler.heavy else 1
+    if len(params) > MAX_PARAMETERS:
+        raise refusal(f'запрос слишком тяжёлый: больше {MAX_PARAMETERS} значений', 1)
+    if not compiler.cost:
+        return
+    size = mirror_size(hub)
+    seconds = compiler.cost * size / 1e6
+    deadline = setting(hub, 'read_deadline_seconds', DEFAULT_READ_DEADLINE)
+    if not isinstance(deadline, (int, float)) or isinstance(deadline, bool) or deadline <= 0:
+        deadline = DEFAULT_READ_DEADLINE
+    if seconds > deadline:
+        shown_seconds = f'{seconds:.0f}' if seconds >= 10 else f'{seconds:.2g}'
+        history = sum(1 for clause in compiler.heavy if clause.operator in HISTORY_OPERATORS)
+        texts = len(compiler.heavy) - history
+        what = ', '.join(part for part in (
+            f'условий по истории изменений: {history}' if history else '',
+            f'полнотекстовых условий: {texts}' if texts else '') if part)
+        raise refusal(f'запрос слишком тяжёлый: по оценке не меньше {shown_seconds} с на '
+                      f'{size} задачах зеркала при пределе чтения {deadline:g} с ({what}); '
+                      'сузьте запрос или разбейте его на несколько', where)
 
 
 def project_prefix(name: str | None) -> str | None:

@@ -176,6 +176,23 @@ def test_a_header_click_sorts_and_a_second_reverses_and_the_address_changes(ui):
     ui.screenshot('issues-query')
 
 
+def test_the_priority_header_lists_the_most_important_first(ui):
+    """Issue 30: ORDER BY priority DESC is the most important first (as in Jira), so the first
+    click on «Приоритет» asks for DESC and its arrow says descending; a second click reverses."""
+    ui.sign_in('#/issues?project=AWPCA', view='issues')
+    page = ui.page
+    assert page.get_attribute('th button.sort:has-text("Приоритет")', 'title') == 'Сначала важные'
+    page.click('th button.sort:has-text("Приоритет")')
+    ui.wait('issues')
+    assert page.url.endswith('#/issues?project=AWPCA&jql=ORDER+BY+priority+DESC')
+    assert page.locator('th[aria-sort="descending"]').inner_text().startswith('Приоритет')
+    assert keys_shown(page) == api_keys(ui.hub, project='AWPCA', jql='ORDER BY priority DESC')
+    page.click('th button.sort:has-text("Приоритет")')
+    ui.wait('issues')
+    assert page.url.endswith('#/issues?project=AWPCA&jql=ORDER+BY+priority+ASC')
+    assert page.locator('th[aria-sort="ascending"]').inner_text().startswith('Приоритет')
+
+
 def test_facets_offer_the_values_present_with_counts_and_filter_case_insensitively(ui):
     ui.sign_in('#/issues', view='issues')
     page = ui.page

@@ -27,6 +27,15 @@ test('a header click sorts ascending, a second click reverses', () => {
   assert.equal(sortedBy('', '"Story Points"'.replace(/"/g, '')), 'ORDER BY "Story Points" ASC');
 });
 
+test('a priority header click lists the most important first, a second click reverses', () => {
+  let jql = sortedBy('assignee = ivanov ORDER BY status ASC', 'priority', true);
+  assert.equal(jql, 'assignee = ivanov ORDER BY priority DESC');
+  jql = sortedBy(jql, 'priority', true);
+  assert.equal(jql, 'assignee = ivanov ORDER BY priority ASC');
+  assert.equal(sortedBy(jql, 'priority', true), 'assignee = ivanov ORDER BY priority DESC');
+  assert.equal(sortedBy('ORDER BY priority DESC', 'status', false), 'ORDER BY status ASC');
+});
+
 test('facet terms are added, read back and replaced; other terms stay as typed', () => {
   let jql = 'project = AURORA ORDER BY key';
   jql = withFacet(jql, STATUS, 'status', ['В работе', 'Готово']);

@@ -7,9 +7,10 @@ import random
 import pytest
 
 from hublib import mirror, projects, reads, settings
+from hublib.jql import sql as jql_sql
 from hublib.slices import natural_key
 
-STATUSES = ['Открыта', 'открыта', 'Готово', 'В работе', 'в работе', None, '']
+STATUSES = ['Открыта', 'открыта', 'Готово', 'В работе', 'в работе', "Don't", "DON'T", None, '']
 PEOPLE = ['ivanov', 'Ivanov', 'petrov', None, '']
 TYPES = ['Ошибка', 'Задача', 'задача', None]
 PRIORITIES = ['High', 'high', 'Low', 'Medium', 'Неизвестный', None, '']
@@ -43,8 +44,8 @@ def walk(hub, jql: str, project: str | None = None, limit: int = 4) -> tuple[lis
 
 
 def expected(hub, field: str, column: str, descending: bool, project: str | None) -> list[str]:
-    """Casefold rank (priority: its place in priority_map, unknown after), empty last both
-    ways, ties by natural key ascending."""
+    """Casefold rank (priority: the map's first value ranks highest, a priority not in the map
+    below every named one, by name), empty last both ways, ties by natural key ascending."""
     rows = hub.db.execute_sql(f'SELECT key, {column}, labels FROM issue').fetchall()
     if project is not None:
         rows = [row for row in rows if f'"{project}"' in row[2]]
@@ -53,23 +54,27 @@ def expected(hub, field: str, column: str, descending: bool, project: str | None
     def rank(value):
         folded = value.casefold()
         if field == 'priority':
-            return (names.index(folded) if folded in names else len(names), folded)
+            return (len(names) - names.index(folded) if folded in names else 0, folded)
         return (folded,)
 
     filled = sorted((row for row in rows if row[1]), key=lambda row: natural_key(row[0]))
-    filled.sort(key=lambda row: rank(row[1]), reverse=descending)
+    filled.sort(key=lambda row: rank(row[1])[1:])  # priorities of one rank by name A→Z
+    filled.sort(key=lambda row: rank(row[1])[:1], reverse=descending)
     empty = sorted((row for row in rows if not row[1]), key=lambda row: natural_key(row[0]))
     return [row[0] for row in filled + empty]
 
 
+@pytest.mark.parametrize('few', [32, 0])
 @pytest.mark.parametrize('project', [None, 'P'])
 @pytest.mark.parametrize('way', ['ASC', 'DESC'])
 @pytest.mark.parametrize('field, column', [('status', 'status'), ('priority', 'priority'),
                                            ('assignee', 'assignee'), ('issuetype', 'issue_type')])
-def test_a_choice_order_walks_values_with_the_sorts_pages_and_cursors(mirrored, field, column,
-                                                                      way, project):
+def test_a_choice_order_walks_values_with_the_sorts_pages_and_cursors(mirrored, monkeypatch, few,
+                                                                      field, column, way, project):
     """Pages of 4 across value boundaries (mixed-case spellings of one value, NULL and '' last
-    both ways): the same keys and cursors as the sort of every issue, and the expected order."""
+    both ways, a quote in a spelling): the same keys and cursors as the sort of every issue, and
+    the expected order; with the few spellings' CASE of literals and with a casefold per row."""
+    monkeypatch.setattr(jql_sql, 'FEW_SPELLINGS', few)
     query = f'ORDER BY {field} {way}'
     walked, walked_cursors = walk(mirrored, query, project)
     sorted_, sorted_cursors = walk(mirrored, f'{SORTED} {query}', project)

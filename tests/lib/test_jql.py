@@ -354,7 +354,8 @@ def _priority(issue):
         return None
     names = [name.casefold() for name in PRIORITIES.values()]
     folded = value.casefold()
-    return (names.index(folded) if folded in names else len(names), folded)
+    # the map's first value ranks highest; a priority not in it below every named one
+    return (len(names) - names.index(folded) if folded in names else 0, folded)
 
 
 SORT_VALUES = {
@@ -390,7 +391,11 @@ def expected_order_of(keys: list[str], *terms: tuple[str, bool]) -> list[str]:
             ordered.sort(key=lambda issue: natural_key(issue['key']), reverse=descending)
             continue
         filled = [issue for issue in ordered if value(issue) is not None]
-        filled.sort(key=value, reverse=descending)  # stable: ties keep the order so far
+        if field == 'priority':  # one rank (priorities outside the map) by name A→Z either way
+            filled.sort(key=lambda issue: value(issue)[1])
+            filled.sort(key=lambda issue: value(issue)[0], reverse=descending)
+        else:
+            filled.sort(key=value, reverse=descending)  # stable: ties keep the order so far
         ordered = filled + [issue for issue in ordered if value(issue) is None]
     return [issue['key'] for issue in ordered]
 
@@ -420,14 +425,28 @@ def test_order_by_two_fields_pages(mirrored):
     assert seen == whole
 
 
-def test_priority_follows_the_map_as_written(mirrored):
-    assert found(mirrored, 'priority IS NOT EMPTY ORDER BY priority') == [
-        'AURORA-1', 'AURORA-10', 'AURORA-2', 'ORBIT-1', 'AURORA-3', 'AURORA-11']
+def test_priority_desc_puts_the_most_important_first_as_the_map_is_written(mirrored):
+    """Jira's «My open issues» is ``… ORDER BY priority DESC``: the map's first value (Наивысший,
+    then Высокий, …) first; «Неизвестный», in no map, below every named one; no priority last."""
+    assert found(mirrored, 'ORDER BY priority DESC') == [
+        'AURORA-1', 'AURORA-10', 'AURORA-2', 'ORBIT-1', 'AURORA-3', 'AURORA-11', 'AURORA-5']
+    assert found(mirrored, 'ORDER BY priority ASC') == [
+        'AURORA-11', 'AURORA-3', 'AURORA-2', 'ORBIT-1', 'AURORA-1', 'AURORA-10', 'AURORA-5']
     settings.update_settings(mirrored, {'priority_map': {
         'low': 'Низкий', 'medium': 'Средний', 'high': 'Высокий'}})
     assert list(settings.client_settings(mirrored)['priority_map']) == ['low', 'medium', 'high']
-    assert found(mirrored, 'priority IS NOT EMPTY ORDER BY priority') == [
+    assert found(mirrored, 'priority IS NOT EMPTY ORDER BY priority DESC') == [
         'AURORA-3', 'AURORA-2', 'ORBIT-1', 'AURORA-1', 'AURORA-10', 'AURORA-11']
+
+
+def test_priorities_outside_the_map_rank_below_it_by_name(hub, claimed_refresh):
+    settings.update_settings(hub, {'priority_map': {'high': 'Высокий', 'low': 'Низкий'}})
+    mirror.ingest_state(hub, 'jira', claimed_refresh(hub), [
+        {'key': 'A-1', 'priority': 'Низкий'}, {'key': 'A-2', 'priority': 'Блокер'},
+        {'key': 'A-3', 'priority': 'Высокий'}, {'key': 'A-4', 'priority': 'авария'},
+        {'key': 'A-5', 'priority': None}, {'key': 'A-6', 'priority': 'Блокер'}])
+    assert found(hub, 'ORDER BY priority DESC') == ['A-3', 'A-1', 'A-4', 'A-2', 'A-6', 'A-5']
+    assert found(hub, 'ORDER BY priority') == ['A-4', 'A-2', 'A-6', 'A-1', 'A-3', 'A-5']
 
 
 def test_reordering_priority_map_is_a_change(mirrored):
@@ -495,8 +514,8 @@ def test_refusals_name_the_token_and_its_position(mirrored, query, message):
 
 
 @pytest.mark.parametrize('query, message', [
-    ('(' * 60 + 'key = A-1' + ')' * 60, 'слишком глубокая вложенность (больше 50), позиция 51'),
-    ('NOT ' * 100 + 'key = A-1', 'слишком глубокая вложенность (больше 50), позиция 201'),
+    ('(' * 60 + 'key = A-1' + ')' * 60, 'слишком глубокая вложенность (больше 16), позиция 17'),
+    ('NOT ' * 100 + 'key = A-1', 'слишком глубокая вложенность (больше 16), позиция 65'),
     (' AND '.join(['key = A-1'] * 400), 'слишком много условий (больше 300), позиция 4201'),
     ('created > -99999999999999d', 'неверная дата "-99999999999999d", позиция 11'),
     ('created > "9999-12-31"', 'неверная дата "9999-12-31", позиция 11'),

@@ -323,6 +323,11 @@ async def test_search_issues_description_lists_the_jql_fields_and_refusals(clien
     assert jql.SUPPORTED in tool.description
     for word in ('hubProject', 'statusCategory', 'currentUser()', 'ORDER BY'):
         assert word in tool.description
+    # issue 30: what Jira's order and NOT mean, as the assistant needs them to write a query
+    assert 'ORDER BY priority DESC — сначала самые важные' in tool.description
+    assert 'NOT assignee = x то же, что assignee != x' in tool.description
+    jql_parameter = tool.input_schema['properties']['jql']
+    assert 'ORDER BY priority DESC (сначала самые важные)' in str(jql_parameter)
 
 
 async def test_put_note_is_the_http_note_and_changes_only_given_fields(client, http):

@@ -177,6 +177,55 @@ def test_csv_refusal_comes_before_the_first_chunk(mirrored):
     assert caught.value.fields == {'jql': ['незакрытая скобка "(", позиция 1']}
 
 
+# --- issue 31: hostile queries are a 422 on every path, before the first byte of a CSV -------------
+
+JQL_PATHS = ('/issues', '/issues/count', '/issues/facets', '/issues.csv')
+
+
+@pytest.mark.parametrize('jql, message', [
+    ('NOT ' * 19 + 'labels = x', 'слишком глубокая вложенность (больше 16), позиция 65'),
+    ('(' * 40 + 'labels = x' + ')' * 40, 'слишком глубокая вложенность (больше 16), позиция 17'),
+    ('ORDER BY ' + ', '.join(['due'] * 1990),
+     'поле "due" уже есть в ORDER BY: сортировать по полю можно один раз, позиция 15'),
+    ('ORDER BY status, status', 'поле "status" уже есть в ORDER BY: сортировать по полю можно '
+                                'один раз, позиция 18'),
+    ('created > now(-9999999d)', 'неверная дата "now(-9999999d)", позиция 11'),
+    ('key < AURORA-' + '9' * 5000, 'слишком большой номер задачи "AURORA-' + '9' * 33 + '…", '
+                                   'позиция 7'),
+])
+def test_hostile_queries_are_refused_on_every_path(mirrored, client, client_headers, jql,
+                                                   message):
+    for path in JQL_PATHS:
+        response = get(client, client_headers, path, jql=jql)
+        assert response.status_code == 422, (path, response.status_code)
+        assert response.json['fields'] == {'jql': [message]}, path
+
+
+def test_a_query_at_the_depth_limit_is_answered_on_every_path(mirrored, client, client_headers):
+    query = 'key = AURORA-1'
+    for level in range(15):  # the innermost clauses at depth 16
+        query = f'(status WAS Готово DURING ("2026-10-01", "2026-11-01") ' \
+                f'{"OR" if level % 2 else "AND"} {query})'
+    for path in JQL_PATHS:
+        response = get(client, client_headers, path, jql=query, project='AWPCA')
+        assert response.status_code == 200, (path, response.text[:300])
+    rows = csv_rows(get(client, client_headers, '/issues.csv', jql=query + ' ORDER BY status'))
+    assert rows[0] == list(reads.DEFAULT_CSV_FIELDS)
+
+
+def test_a_query_sure_to_outrun_the_deadline_is_a_422_on_every_path(mirrored, client,
+                                                                   client_headers):
+    import json
+    with mirrored.write():
+        mirrored.db.execute_sql('INSERT OR REPLACE INTO setting (key, value) VALUES (?, ?)',
+                                ('read_deadline_seconds', json.dumps(0.001)))
+    query = ' OR '.join(f'status WAS "x{n}" BY u{n}' for n in range(300))
+    for path in JQL_PATHS:
+        response = get(client, client_headers, path, jql=query)
+        assert response.status_code == 422, path
+        assert response.json['fields']['jql'][0].startswith('запрос слишком тяжёлый: ')
+
+
 def test_openapi_documents_the_jql_endpoints(client):
     document = client.simulate_get('/openapi.json').json
     csv_get = document['paths']['/issues.csv']['get']
@@ -253,7 +302,9 @@ def test_random_queries_answer_or_are_refused_never_500(mirrored, http):
     check()
 
 
-def test_not_q_and_q_partition_the_mirror(mirrored, http):
+def test_q_and_not_q_never_share_an_issue(mirrored, http):
+    """NOT is the negative operator (contract §16): ``q`` and ``NOT (q)`` never both match, and
+    an issue with an empty field may match neither (``assignee = x`` / ``NOT assignee = x``)."""
     client, headers = http
 
     @hsettings(max_examples=80, deadline=None,
@@ -268,5 +319,105 @@ def test_not_q_and_q_partition_the_mirror(mirrored, http):
             return
         inside, outside = ({item['key'] for item in answer.json['items']} for answer in answers)
         assert not inside & outside, query
-        assert inside | outside == set(ALL), query
+    check()
+
+
+# The negative of each operator as a person would write it: NOT (q) must answer what q with these
+# and De Morgan's laws answers (a clause without one, CHANGED, stays under NOT).
+NEGATIVE = {'=': '!=', '!=': '=', '>': '<=', '>=': '<', '<': '>=', '<=': '>', '~': '!~',
+            '!~': '~', 'IN': 'NOT IN', 'NOT IN': 'IN', 'IS EMPTY': 'IS NOT EMPTY',
+            'IS NOT EMPTY': 'IS EMPTY', 'WAS': 'WAS NOT', 'WAS NOT': 'WAS', 'WAS IN': 'WAS NOT IN'}
+
+
+_CHOICE = ['=', '!=', 'IN', 'NOT IN', 'IS EMPTY', 'IS NOT EMPTY']
+_HISTORY = ['WAS', 'WAS NOT', 'WAS IN', 'CHANGED']
+_ORDERED = ['=', '!=', '<', '<=', '>', '>=', 'IS EMPTY', 'IS NOT EMPTY']
+# Fields with the operators they take and values the mirror has (and some it has not).
+CASES = {
+    'assignee': (_CHOICE + _HISTORY, ['ivanov', 'Petrov', 'orlov', 'nobody', 'EMPTY']),
+    'status': (_CHOICE + _HISTORY, ['Открыта', '"В работе"', 'Готово', 'EMPTY']),
+    'priority': (_CHOICE + _HISTORY, ['Высокий', 'Средний', 'Неизвестный', 'EMPTY']),
+    'reporter': (_CHOICE, ['petrov', 'sidorova']),
+    'issuetype': (_CHOICE[:4], ['Задача', 'Ошибка']),
+    'project': (_CHOICE[:4], ['AURORA', 'ORBIT']),
+    '"Epic Link"': (_CHOICE, ['AURORA-5']),
+    'labels': (_CHOICE, ['AWPCA', 'срочно', 'ORION', 'EMPTY']),
+    'sprint': (_CHOICE, ['10', '"Спринт 11"', '9', 'EMPTY']),
+    'due': (_ORDERED, ['"2026-11-30"', '"2026-12-01"']),
+    'created': (_ORDERED, ['"2026-11-01"', '-7d', 'startOfMonth()', 'startOfYear(-1)']),
+    'updated': (_ORDERED, ['-1d', '"2026-11-29"']),
+    '"Story Points"': (_ORDERED, ['3', '5']),
+    'key': (['=', '!=', '<', '<=', '>', '>=', 'IN', 'NOT IN'], ['AURORA-3', 'AURORA-10']),
+    'summary': (['~', '!~', 'IS EMPTY', 'IS NOT EMPTY'], ['склад*', 'сверка', 'задача']),
+    'description': (['~', '!~', 'IS EMPTY', 'IS NOT EMPTY'], ['фраза', 'сверка']),
+    'statusCategory': (['=', '!='], ['Done']),
+    'note': (['IS EMPTY', 'IS NOT EMPTY'], ['']),
+}
+FUNCTION_CASES = [('sprint', ['IN', 'NOT IN'], ['openSprints()', 'closedSprints()']),
+                  ('issue', ['IN', 'NOT IN'], ['linkedIssues(AURORA-1)', 'linkedIssues(AURORA-3)'])]
+
+
+@st.composite
+def leaves(draw):
+    """A clause the hub answers: a field, an operator it takes, a value of the mirror (or not)."""
+    if draw(st.integers(0, 9)) == 0:
+        field, operators, pool = draw(st.sampled_from(FUNCTION_CASES))
+        return ('clause', field, draw(st.sampled_from(operators)), draw(st.sampled_from(pool)))
+    field = draw(st.sampled_from(sorted(CASES)))
+    operators, pool = CASES[field]
+    operator = draw(st.sampled_from(operators))
+    if operator.startswith('IS') or operator == 'CHANGED':
+        return ('clause', field, operator, '')
+    if operator in ('IN', 'NOT IN', 'WAS IN'):
+        values = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=3, unique=True))
+        return ('clause', field, operator, f'({", ".join(values)})')
+    value = draw(st.sampled_from([value for value in pool if value != 'EMPTY'] or pool))
+    return ('clause', field, operator, value)
+
+
+trees = st.recursive(
+    leaves(),
+    lambda inner: st.one_of(st.tuples(st.sampled_from(['and', 'or']), inner, inner),
+                            st.tuples(st.just('not'), inner)),
+    max_leaves=4)
+
+
+def written(tree) -> str:
+    if tree[0] == 'clause':
+        return ' '.join(part for part in tree[1:] if part)
+    if tree[0] == 'not':
+        return f'NOT ({written(tree[1])})'
+    return f'({written(tree[1])} {tree[0].upper()} {written(tree[2])})'
+
+
+def negated(tree) -> str:
+    """``NOT (tree)`` written without NOT over a group: De Morgan, then negative operators."""
+    if tree[0] == 'clause':
+        _, field, operator, value = tree
+        if operator not in NEGATIVE:
+            return f'NOT ({written(tree)})'
+        return ' '.join(part for part in (field, NEGATIVE[operator], value) if part)
+    if tree[0] == 'not':
+        return written(tree[1])
+    other = 'OR' if tree[0] == 'and' else 'AND'
+    return f'({negated(tree[1])} {other} {negated(tree[2])})'
+
+
+def test_not_is_de_morgan_and_the_negative_operators(mirrored, http):
+    """``NOT (q)`` answers what ``q`` rewritten by hand by De Morgan's laws and each clause's
+    negative operator answers (``NOT assignee = x`` ⇔ ``assignee != x``, ``NOT due < d`` ⇔
+    ``due >= d``, ``NOT (a OR b)`` ⇔ ``NOT a AND NOT b``), whatever the fields and operators."""
+    client, headers = http
+
+    @hsettings(max_examples=150, deadline=None,
+               suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                      HealthCheck.too_slow])
+    @given(trees)
+    def check(tree):
+        answers = [client.simulate_get('/issues', headers=headers,
+                                       params={'jql': text, 'limit': '1000'})
+                   for text in (f'NOT ({written(tree)})', negated(tree))]
+        assert [answer.status_code for answer in answers] == [200, 200], written(tree)
+        assert ([item['key'] for item in answers[0].json['items']]
+                == [item['key'] for item in answers[1].json['items']]), written(tree)
     check()

@@ -73,7 +73,8 @@ def assistant_card(hub: Hub, key: str, max_chars: int | None = None,
 def search_issues(ctx: Context,
                   jql: Annotated[OptionalText, Field(
                       description='запрос JQL по зеркалу, например status = "В работе" AND '
-                                  'assignee IS EMPTY ORDER BY priority DESC')] = None,
+                                  'assignee IS EMPTY ORDER BY priority DESC (сначала самые '
+                                  'важные)')] = None,
                   tz: Annotated[OptionalText, Field(
                       description='часовой пояс IANA для дат в jql, по умолчанию UTC')] = None,
                   project: Annotated[OptionalText, Field(

@@ -82,13 +82,14 @@ export function firstSort(jql) {
 }
 
 /**
- * The query sorted by `field` (a JQL order field): ascending, or descending when it is already
- * sorted ascending by it — a second click on a header reverses the order.
+ * The query sorted by `field` (a JQL order field): ascending (descending with `descFirst`, as
+ * for priority: DESC puts the most important first), and the other way when it is already
+ * sorted by it — a second click on a header reverses the order.
  */
-export function sortedBy(jql, field) {
+export function sortedBy(jql, field, descFirst = false) {
   const {where} = splitOrder(jql);
   const current = firstSort(jql);
-  const desc = Boolean(current && current.field === field.toLowerCase() && !current.desc);
+  const desc = current && current.field === field.toLowerCase() ? !current.desc : descFirst;
   const name = /\s/.test(field) ? `"${field}"` : field;
   return joinQuery(where, `${name} ${desc ? 'DESC' : 'ASC'}`);
 }

@@ -30,7 +30,8 @@ const COLUMNS = [
     i.snippet ? h('p', {class: 'snippet'}, i.snippet) : null]},
   {label: 'Статус', sort: 'status', cell: (i) => i.status || '—'},
   {label: 'Исполнитель', sort: 'assignee', cell: (i) => person(i.assignee)},
-  {label: 'Приоритет', sort: 'priority', cell: (i) => i.priority || '—'},
+  // the first click lists the most important first (ORDER BY priority DESC, as in Jira)
+  {label: 'Приоритет', sort: 'priority', descFirst: true, cell: (i) => i.priority || '—'},
   {label: 'Обновлена', sort: 'updated', cell: (i) => time(i.jira_updated)},
   {label: 'Сосед', cell: (i) => (i.neighbor ? badge('сосед', 'neighbor') : '—')},
   {label: 'Заметка', cell: (i) => (i.note ? badge('есть', 'note') : '—')},
@@ -133,11 +134,13 @@ function header(column, jql, go) {
   if (!column.sort) return h('th', {scope: 'col'}, column.label);
   const sort = firstSort(jql);
   const current = sort && sort.field === column.sort ? (sort.desc ? 'descending' : 'ascending') : null;
+  const descNext = current ? current === 'ascending' : Boolean(column.descFirst);
   const button = h('button', {type: 'button', class: 'sort',
-    title: current === 'ascending' ? 'Сортировать по убыванию' : 'Сортировать по возрастанию'},
+    title: column.descFirst ? (descNext ? 'Сначала важные' : 'Сначала менее важные')
+      : descNext ? 'Сортировать по убыванию' : 'Сортировать по возрастанию'},
   column.label, current ? h('span', {class: 'sort-mark', 'aria-hidden': 'true'}, current === 'ascending' ? ' ▲' : ' ▼')
     : null);
-  button.addEventListener('click', () => go(sortedBy(jql, column.sort)));
+  button.addEventListener('click', () => go(sortedBy(jql, column.sort, column.descFirst)));
   return h('th', {scope: 'col', 'aria-sort': current}, button);
 }
 
