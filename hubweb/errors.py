@@ -11,8 +11,9 @@ import re
 
 import falcon
 
-from hublib.errors import (BusyError, ConflictError, HubError, NotFoundError,
-                           PayloadTooLargeError, SchemaError, StorageFullError, ValidationError)
+from hublib.errors import (BusyError, ClientGoneError, ConflictError, DeadlineError, HubError,
+                           NotFoundError, PayloadTooLargeError, SchemaError, StorageFullError,
+                           ValidationError)
 
 from .schemas.errors import INTERNAL, error_body
 
@@ -25,6 +26,7 @@ STATUS = {
     PayloadTooLargeError: falcon.HTTP_413,
     SchemaError: falcon.HTTP_503,
     BusyError: falcon.HTTP_503,
+    DeadlineError: falcon.HTTP_503,
     StorageFullError: falcon.HTTP_507,
 }
 
@@ -79,6 +81,10 @@ def _hub_error(req, resp, error: HubError, params) -> None:
     elif isinstance(error, BusyError):
         log.warning('хаб занят: %s %s не записан, база заблокирована дольше таймаута',
                     req.method, req.path)
+    elif isinstance(error, ClientGoneError):
+        log.info('клиент отключился: %s %s остановлен', req.method, req.path)
+    elif isinstance(error, DeadlineError):
+        log.warning('чтение остановлено по времени: %s %s', req.method, req.path)
     if getattr(error, 'retry_after', None):
         resp.set_header('Retry-After', str(error.retry_after))
     resp.status = status_of(error)

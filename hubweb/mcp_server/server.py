@@ -24,6 +24,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent
 
 import hublib
+from hublib import settings
 from hublib.db import Hub
 from hublib.errors import HubError, NotFoundError, ValidationError
 
@@ -79,14 +80,18 @@ def error_result(body: dict) -> CallToolResult:
 
 
 def with_rollback(function: Callable[..., Any]) -> Callable[..., Any]:
-    """``function`` that rolls back whatever transaction it left open on its worker thread's
-    connection (only ever a bug: hublib's transactions end inside the call that opened them)."""
+    """``function`` whose reads end after ``read_deadline_seconds`` (DeadlineError: an
+    ``isError`` result like any hub error) and that rolls back whatever transaction it left open
+    on its worker thread's connection (only ever a bug: hublib's transactions end inside the call
+    that opened them)."""
     @functools.wraps(function)  # the SDK reads the signature, docstring and Context through it
     def call(ctx: Context, **arguments: Any) -> Any:
+        hub = hub_of(ctx)
         try:
-            return function(ctx, **arguments)
+            with settings.bounded_reads(hub):
+                return function(ctx, **arguments)
         finally:
-            hub_of(ctx).rollback_leftover(f'MCP tool {function.__name__}')
+            hub.rollback_leftover(f'MCP tool {function.__name__}')
     return call
 
 
