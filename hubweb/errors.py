@@ -45,6 +45,9 @@ HTTP_TEXTS = {
     415: ('Неподдерживаемый тип содержимого', 'ожидается тело application/json'),
     422: ('Неверные данные', 'данные не прошли проверку'),
     431: ('Слишком большие заголовки', 'заголовки запроса слишком большие'),
+    501: ('Не поддерживается', 'такой Transfer-Encoding сервер не поддерживает'),
+    503: ('Хаб перегружен', 'все обработчики запросов заняты: повторите запрос через несколько '
+                            'секунд'),
 }
 MALFORMED_JSON = ('Неверный запрос', 'тело запроса — не JSON в кодировке UTF-8')
 EMPTY_JSON = ('Неверный запрос', 'тело запроса пустое, ожидается JSON')
@@ -71,6 +74,18 @@ def http_error_body(error: falcon.HTTPError) -> dict:
         title = error.title if error.title and _CYRILLIC.search(error.title) else default_title
         description = (error.description if error.description
                        and _CYRILLIC.search(error.description) else default_description)
+    return {'title': title, 'description': description}
+
+
+def waitress_error_body(status_code: int) -> dict:
+    """The contract's body for an answer waitress gives before the app runs (a request it could
+    not parse or take, ``hubweb.lanes``)."""
+    if status_code == 500:
+        return dict(INTERNAL)
+    if status_code == 400:
+        return {'title': HTTP_TEXTS[400][0],
+                'description': 'запрос не удалось разобрать: неверная строка запроса или заголовок'}
+    title, description = HTTP_TEXTS.get(status_code, ('Ошибка', 'запрос не выполнен'))
     return {'title': title, 'description': description}
 
 
