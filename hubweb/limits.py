@@ -25,3 +25,7 @@ CLEANUP_INTERVAL = 10
 THREADS = 8
 AGENT_THREADS = 2
 QUICK_THREADS = 2
+# What one socket.recv() of waitress's main thread may read (its default: 8 KiB). Every turn of
+# the main loop takes the GIL again, and while workers are busy each take waits its turn: an
+# agent's state page (~1 MiB) was read in 128 turns, now in 4.
+RECV_BYTES = 256 * 1024

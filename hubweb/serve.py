@@ -17,9 +17,10 @@ from hublib import backups
 from hublib.db import Hub
 
 from .app import create_app
-from .lanes import AGENT, INTERFACE, INTERFACE_WAIT_SECONDS, QUICK, create_hub_server
+from .lanes import (AGENT, INTERFACE, INTERFACE_NICE, INTERFACE_WAIT_SECONDS, QUICK,
+                    create_hub_server)
 from .limits import (AGENT_THREADS, CHANNEL_TIMEOUT, CLEANUP_INTERVAL, CONNECTION_LIMIT,
-                     QUICK_THREADS, THREADS, USE_POLL)
+                     QUICK_THREADS, RECV_BYTES, THREADS, USE_POLL)
 
 log = logging.getLogger('hubweb.serve')
 
@@ -123,10 +124,11 @@ def serve(hub: Hub, *, host: str = '127.0.0.1', port: int = 8640, threads: int =
     lanes = {INTERFACE: threads, AGENT: agent_threads, QUICK: QUICK_THREADS}
     server = create_hub_server(app, sockets, threads=lanes,
                                waits={INTERFACE: INTERFACE_WAIT_SECONDS},
+                               nice={INTERFACE: INTERFACE_NICE},
                                max_request_body_size=MAX_REQUEST_BODY, ident='sdlc-hub',
                                connection_limit=connection_limit, channel_timeout=channel_timeout,
                                cleanup_interval=min(CLEANUP_INTERVAL, channel_timeout),
-                               asyncore_use_poll=USE_POLL)
+                               asyncore_use_poll=USE_POLL, recv_bytes=RECV_BYTES)
     url = f'http://{host}:{sockets[0].getsockname()[1]}'
     stop = threading.Event()
 

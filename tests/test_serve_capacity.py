@@ -8,7 +8,10 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import sys
 import time
+from collections import Counter
+from pathlib import Path
 from urllib.parse import quote, urlencode
 
 import pytest
@@ -172,3 +175,51 @@ def test_answers_waitress_gives_by_itself_are_the_hubs_json_error_body(server):
 def test_each_request_goes_to_the_pool_of_its_kind(path, lane):
     from hubweb.lanes import lane_of
     assert lane_of(path) == lane
+
+
+def test_health_after_an_interface_request_on_the_same_connection_is_not_overdue(server):
+    # the connection's last request waited in the interface lane; /health, answered on the
+    # main thread, never counts that wait as its own
+    client = http.client.HTTPConnection(*address(server), timeout=10)
+    try:
+        client.request('GET', '/projects', headers=server.client)
+        assert client.getresponse().read() and True
+        time.sleep(3.5)
+        for method in ('GET', 'GET'):
+            client.request(method, '/health')
+            response = client.getresponse()
+            response.read()
+            assert response.status == 200, method
+    finally:
+        client.close()
+
+
+def read_answer(stream) -> tuple[int, bytes]:
+    """(status, body) of the next answer on a buffered socket reader (Content-Length bodies)."""
+    status = int(stream.readline().split()[1])
+    length = 0
+    while (line := stream.readline()) not in (b'\r\n', b''):
+        name, _, value = line.decode('latin-1').partition(':')
+        if name.strip().lower() == 'content-length':
+            length = int(value)
+    return status, stream.read(length)
+
+
+def test_pipelined_health_requests_are_each_answered_in_order(server):
+    with socket.create_connection(address(server), timeout=10) as sock:
+        sock.sendall(b'GET /health HTTP/1.1\r\nHost: hub\r\n\r\n' * 3
+                     + b'GET /openapi.json HTTP/1.1\r\nHost: hub\r\n\r\n')
+        stream = sock.makefile('rb')
+        answers = [read_answer(stream) for _ in range(4)]
+    assert [status for status, _ in answers] == [200] * 4
+    assert all(json.loads(body)['status'] == 'ok' for _, body in answers[:3])
+    assert 'paths' in json.loads(answers[3][1])
+
+
+@pytest.mark.skipif(not sys.platform.startswith('linux'), reason='nice per thread: Linux')
+def test_interface_workers_run_below_the_other_threads_priority(server):
+    # field 19 of /proc/<pid>/task/<tid>/stat is the thread's nice value
+    nice = Counter(int(stat.read_text().rsplit(')', 1)[1].split()[16])
+                   for stat in Path(f'/proc/{server.process.pid}/task').glob('*/stat'))
+    assert nice[10] == 1  # the one interface worker of this server
+    assert nice[0] >= 5  # the main thread, 2 agent and 2 quick workers, the overdue watcher
