@@ -107,7 +107,7 @@ class Recorder:
             which = DELIBERATE.get(title, 'other') if status == 503 else 'other'
             self.server_errors[which] += 1
             if which == 'other' and len(self.examples) < 20:
-                self.examples.append(f'{kind}: {status} {body[:200]!r}')
+                self.examples.append(f'{kind}: {status} {body[:200].decode(errors="replace")}')
 
 
 def call(client: KeepAliveClient, recorder: Recorder, kind: str, method: str, path: str,
@@ -396,10 +396,14 @@ def report(args, recorder: Recorder, rss_before: dict, rss: list[int], rss_after
     mib = lambda kib: f'{kib / 1024:.0f} MiB' if kib else '—'  # noqa: E731
     print(f'  RSS: before {mib(rss_before.get("VmRSS"))}, peak {mib(max(rss, default=0))}, after '
           f'{mib(rss_after.get("VmRSS"))} (VmHWM {mib(rss_after.get("VmHWM"))})')
-    print(f'  hostile queries (each answered or refused within {HOSTILE_LIMIT_S:.0f} s?):')
+    print(f'  hostile queries (each answered or refused within {HOSTILE_LIMIT_S:.0f} s? FAIL: a 5xx '
+          'other than 503, or a dropped connection):')
     for name, found in hostile.items():
         slowest = found['slowest_ms']
-        verdict = '—' if slowest is None else ('ok' if slowest <= HOSTILE_LIMIT_S * 1000 else 'SLOW')
+        failed = [status for status in found['statuses']
+                  if status == 'connection' or (status >= 500 and status != 503)]
+        verdict = ('—' if slowest is None else 'FAIL' if failed
+                   else 'ok' if slowest <= HOSTILE_LIMIT_S * 1000 else 'SLOW')
         shown = f'{slowest / 1000:6.2f} s' if slowest is not None else '   —   '
         where = '' if found['under_load'] else '  (idle: not reached under load)'
         print(f'    {name:34} slowest {shown}  {verdict:4}  {found["statuses"]}{where}')
