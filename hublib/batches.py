@@ -318,7 +318,8 @@ def _preview(hub: Hub, values: dict) -> dict:
     return {'id': None, 'title': values['title'], 'author': values['author'],
             'project': values['project'], 'created_at': hub.now(), 'cancelled_at': None,
             'estimate_seconds': _estimate(hub, values['commands']), 'status': 'queued',
-            'counts': counts, 'retry_of': None, 'commands': commands, 'dry_run': True}
+            'counts': counts, 'retry_of': None, 'retried_by': None, 'commands': commands,
+            'dry_run': True}
 
 
 # A batch's commands in one executemany: 10,000 commands are queued in 0.2 s, where peewee's
@@ -393,15 +394,24 @@ class RetryBody(Schema):
 
 def retry_batch(hub: Hub, batch_id: int, *, author: str | None = None) -> dict:
     """Queue «Повтор: <title>»: copies of the batch's failed commands and of the skipped ones
-    that needed them; the new batch (``retry_of`` = ``batch_id``).
+    that needed them; the new batch (``retry_of`` = the batch it copies).
 
     ConflictError (409) while the batch is queued or running, when none of its commands failed,
     and when the copies no longer pass the checks of a new batch (another batch's unfinished
     ``ensure_issue`` took a temp key meanwhile, an issue type is no longer configured): the
     request is right, the hub's state refuses it. See :func:`retry_commands` for what is copied.
+
+    A batch is retried once (issue 30: three clicks made three copies of the same commands). Once
+    it has a retry, a retry of it is a 409 naming that retry — while the retry is still running,
+    and when it ended without a failed command. Decision (the contract leaves it open): when the
+    last retry of the chain (a retry may have its own) ended with a failed command, the request
+    retries *that* retry, and the answer's ``retry_of`` names it. What a user wants is the work
+    that still failed done again; copying the original's failed commands a second time would
+    send Jira again what the retry has already done.
     """
     args = load(RetryBody, {'author': author})
     with hub.write():
+        batch_id = _batch_to_retry(hub, batch_id)
         original = _batch(hub, batch_id, with_commands=True)
         if original['status'] not in ('done', 'cancelled'):
             raise ConflictError(f'пакет #{batch_id} ещё выполняется: повторить можно только '
@@ -423,12 +433,46 @@ def retry_batch(hub: Hub, batch_id: int, *, author: str | None = None) -> dict:
         return _batch(hub, retry_id, with_commands=True)
 
 
+def _retries_of(hub: Hub, batch_id: int) -> list[int]:
+    """The retries of a batch, newest first (one since issue 30; older hubs may hold more)."""
+    return [retry for (retry,) in BatchRetry.select(BatchRetry.batch_id)
+            .where(BatchRetry.retry_of == batch_id).order_by(BatchRetry.batch_id.desc())
+            .tuples().execute(hub.db)]
+
+
+def _batch_to_retry(hub: Hub, batch_id: int) -> int:
+    """The batch a retry of ``batch_id`` copies: itself while it has no retry, else the last retry
+    of its chain when that one ended with a failed command; otherwise a ConflictError naming the
+    retry (see :func:`retry_batch`)."""
+    retries = _retries_of(hub, batch_id)
+    if not retries:
+        return batch_id
+    last = retries[0]
+    while True:
+        later = _retries_of(hub, last)
+        if not later:
+            break
+        last = later[0]
+    found = _batch_rows(hub, [Batch.id == last])[0]
+    named = f'пакетом #{retries[0]}' + (f' (последний повтор — #{last})' if last != retries[0]
+                                         else '')
+    if found['status'] not in ('done', 'cancelled'):
+        raise ConflictError(f'пакет #{batch_id} уже повторён {named}, и повтор ещё выполняется')
+    if not found['counts']['failed']:
+        raise ConflictError(f'пакет #{batch_id} уже повторён {named}, и повтор прошёл без '
+                            'неудавшихся команд')
+    return last
+
+
 def retry_commands(commands: list[dict], late_done: set[int] = frozenset()) -> list[dict]:
     """The commands of a retry of a batch whose commands (in seq order) are ``commands``.
 
     Copied: every ``failed`` command (one the agent reported done after all, ``late_done``, is
     not: Jira has it), and every ``skipped`` command that needed a copied one — through
-    ``depends_on`` or through a temp key its ``ensure_issue`` creates — transitively.
+    ``depends_on`` or through a temp key its ``ensure_issue`` creates — transitively; and every
+    command the hub skipped (never delivered) that everything it needed would now let run: the
+    ones an ``ensure_issue`` held up by ending done without ``result.key``, once a later report
+    brought the key (contract §9.4).
 
     Decisions the contract leaves open:
 
@@ -461,11 +505,16 @@ def retry_commands(commands: list[dict], late_done: set[int] = frozenset()) -> l
             return created_key(item) is not None
         return item['status'] in DONE_STATUSES or item['id'] in late_done
 
+    def held_up(item: dict) -> bool:  # skipped by the hub for what it has got since
+        needed = needs(item)
+        return (item['status'] == 'skipped' and not item.get('deliveries') and bool(needed)
+                and all(settled(other) for other in needed))
+
     chosen: set[int] = set()
     for item in commands:  # dependencies come earlier (seq), so one pass is transitive
         if item['id'] in late_done:
             continue
-        if item['status'] == 'failed' or (item['status'] == 'skipped' and any(
+        if item['status'] == 'failed' or held_up(item) or (item['status'] == 'skipped' and any(
                 needed['id'] in chosen for needed in needs(item))):
             chosen.add(item['id'])
     for item in commands:
@@ -574,12 +623,16 @@ _STATUS = Case(None, (
 
 
 BATCH_FIELDS = tuple(Batch._meta.sorted_field_names)
+# The newest retry of a batch (``retried_by``): a scalar subquery, not a join, which would count
+# each command once per retry.
+_RETRY = BatchRetry.alias('retry')
+_RETRIED_BY = (_RETRY.select(fn.MAX(_RETRY.batch_id)).where(_RETRY.retry_of == Batch.id))
 
 
 def _batch_rows(hub: Hub, conditions: list, *, status: str | None = None,
                 limit: int = 1) -> list[dict]:
     query = (Batch.select(*Batch._meta.sorted_fields, _STATUS.alias('status'),
-                          BatchRetry.retry_of.alias('retry_of'),
+                          BatchRetry.retry_of.alias('retry_of'), _RETRIED_BY.alias('retried_by'),
                           *(count.alias(name) for name, count in _COUNTS.items()))
              .join(Command, JOIN.LEFT_OUTER, on=(Command.batch_id == Batch.id))
              .join_from(Batch, BatchRetry, JOIN.LEFT_OUTER, on=(BatchRetry.batch_id == Batch.id)))
@@ -589,7 +642,8 @@ def _batch_rows(hub: Hub, conditions: list, *, status: str | None = None,
     if status is not None:
         query = query.having(_STATUS == status)
     return [{**{name: row[name] for name in BATCH_FIELDS + ('status',)},
-             'counts': {name: row[name] for name in STATUSES}, 'retry_of': row['retry_of']}
+             'counts': {name: row[name] for name in STATUSES}, 'retry_of': row['retry_of'],
+             'retried_by': row['retried_by']}
             for row in query.dicts().execute(hub.db)]
 
 

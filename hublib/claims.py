@@ -135,7 +135,11 @@ _UPSERT_AGENT = (
 _REPORT = (f'UPDATE {_COMMAND} SET {_COMMAND.status} = ?, {_COMMAND.finished_at} = ?, '
            f'{_COMMAND.result} = ?, {_COMMAND.error} = ?, {_COMMAND.jira_calls} = ?, '
            f"{_COMMAND.rate_limited} = ? WHERE {_COMMAND.id} = ? AND {_COMMAND.status} = 'claimed'")
-_LATE_RESULT = f'UPDATE {_COMMAND} SET {_COMMAND.result} = ? WHERE {_COMMAND.id} = ?'
+_SET_RESULT = f'UPDATE {_COMMAND} SET {_COMMAND.result} = ? WHERE {_COMMAND.id} = ?'
+# The queued commands of a batch after a seq: those an ensure_issue that got no key holds up.
+_QUEUED_AFTER = (f'SELECT {_COMMAND.id}, {_COMMAND.type}, {_COMMAND.params}, {_COMMAND.depends_on} '
+                 f"FROM {_COMMAND} WHERE {_COMMAND.batch_id} = ? AND {_COMMAND.seq} > ? "
+                 f"AND {_COMMAND.status} = 'queued' ORDER BY {_COMMAND.seq}")
 _LATE_DONE = SqlNames(LateDone).insert('command_id', conflict='IGNORE')
 _CLEAR_CURRENT = (f'UPDATE {_AGENT} SET {_AGENT.current_command_id} = NULL '
                   f'WHERE {_AGENT.agent} = ? AND {_AGENT.current_command_id} = ?')
@@ -210,6 +214,30 @@ def skip_dependents(hub: Hub, command_id: int, now: str) -> list[str]:
                 frontier.append(dependent)
                 skipped.append(type_name)
     return skipped
+
+
+def _unkeyed_error(temp_key: str) -> str:
+    """Why a command waiting for ``temp_key`` was skipped: its ``ensure_issue`` ended done without
+    ``result.key``."""
+    return f'временный ключ {temp_key} не получил ключ Jira'
+
+
+def _skip_unkeyed(hub: Hub, item: dict, now: str) -> None:
+    """``item``, an ``ensure_issue`` with a temp key, ended done without ``result.key``: every
+    queued command of its batch that depends on it or names its temp key is skipped at once
+    naming the key (contract §9.4), and what depends on those (transitively).
+    (``confirmed_by_state`` without a key, which no later report completes, leaves them to be
+    skipped at delivery, :func:`_deliver_next`.)"""
+    temp_key = item['params'].get('temp_key')
+    for command_id, type_name, params, depends_on in _execute(
+            hub, _QUEUED_AFTER, (item['batch_id'], item['seq'])).fetchall():
+        params = jsontext.load(params) or {}
+        names_key = any(params.get(name) == temp_key
+                        for name in modules.command_type(type_name).key_fields)
+        if (depends_on == item['id'] or names_key) and _execute(
+                hub, _END, ('skipped', _unkeyed_error(temp_key), now, command_id,
+                            'queued')).rowcount == 1:
+            skip_dependents(hub, command_id, now)
 
 
 def _ended(hub: Hub, item: dict, now: str, *, dependents: bool) -> None:
@@ -381,6 +409,22 @@ def _checked_result(type_name: str, status: str, result: dict | None) -> dict | 
     return result
 
 
+def _created_key(result: dict | None) -> str | None:
+    """The issue key an ``ensure_issue`` reported (``result.key``), if any."""
+    key = (result or {}).get('key')
+    return key if is_issue_key(key) else None
+
+
+def _completes(item: dict, status: str, result: dict | None) -> bool:
+    """Whether a report on the finished ``item`` completes it rather than contradicting it: an
+    ``ensure_issue`` stored ``done`` without ``result.key``, reported ``done`` with one (contract
+    §9.4). The key is stored and the note moves; what was skipped for want of it stays skipped
+    (``POST /batches/{id}/retry`` queues it again). Any other change of a finished outcome is a
+    contradiction (409)."""
+    return (item['type'] == 'ensure_issue' and item['status'] == status == 'done'
+            and _created_key(item['result']) is None and _created_key(result) is not None)
+
+
 def _apply_done(hub: Hub, item: dict, result: dict | None) -> None:
     """Side effects of a done/confirmed_by_state report (also of a late one), refresh aside.
 
@@ -416,11 +460,18 @@ def submit_report(hub: Hub, command_id: int, body: Mapping[str, Any]) -> dict:
     ``POST /agent/commands/{id}/report``, checked once by :class:`ReportBody`; the command plus
     ``late``.
 
-    Decisions: a ``done`` report must carry what its type needs (``ensure_issue``: ``result.key``;
-    ``fetch_attachment``: ``result.sha256``), else 422 and the command stays claimed. A report on
-    a command already done, confirmed or skipped is idempotent only as a repetition: the same
-    status and result → 200, nothing changes; a different status or result → 409 (the hub keeps
-    the outcome it recorded first). Counters and ``error`` of a repetition are not compared.
+    A report on a command already done, confirmed or skipped is idempotent only as a
+    repetition: the same status and result → 200, nothing changes; a different status or result →
+    409 (the hub keeps the outcome it recorded first). One report completes instead: ``done`` with
+    ``result.key`` on an ``ensure_issue`` stored ``done`` without one (:func:`_completes`).
+
+    An ``ensure_issue`` reported ``done`` without ``result.key`` (an agent that lost it) is kept
+    as done: a 422 would leave it claimed, and its redelivery could create the issue in Jira a
+    second time. What waits for its temp key is skipped at once naming it
+    (:func:`_skip_unkeyed`). Decisions: a ``done`` report must still carry what the hub needs to
+    record a download (``fetch_attachment``: ``result.sha256``), else 422 and the command stays
+    claimed (a second download harms nothing). Counters and ``error`` of a repetition are not
+    compared.
     """
     args = load(_REPORT_BODY, body)
     module = modules.MODULES[args['agent']]
@@ -440,15 +491,20 @@ def submit_report(hub: Hub, command_id: int, body: Mapping[str, Any]) -> dict:
         if item['status'] not in ('claimed', 'failed', 'cancelled'):
             # done, confirmed_by_state, skipped: the outcome is recorded; the same report again
             # (a lost answer) changes nothing, another one contradicts it
-            if (status, result) != (item['status'], item['result']):
+            if (status, result) == (item['status'], item['result']):
+                return {**item, 'late': False}
+            if not _completes(item, status, result):
                 raise ConflictError(
                     f'команда #{command_id} уже завершена со статусом {item["status"]}; отчёт с '
                     'другим статусом или результатом не принят')
-            return {**item, 'late': False}
+            _execute(hub, _SET_RESULT, (jsontext.dump(result), command_id))
+            _apply_done(hub, item, result)
+            follow_writes(hub, item['batch_id'])
+            return {**_row(hub, command_id), 'late': False}
         now = hub.now()
         if late:
             if result is not None:
-                _execute(hub, _LATE_RESULT, (jsontext.dump(result), command_id))
+                _execute(hub, _SET_RESULT, (jsontext.dump(result), command_id))
         else:
             if _execute(hub, _REPORT, (status, now, jsontext.dump(result), error, jira_calls,
                                        rate_limited, command_id)).rowcount != 1:
@@ -459,6 +515,9 @@ def submit_report(hub: Hub, command_id: int, body: Mapping[str, Any]) -> dict:
             _apply_done(hub, item, result)
             if late:
                 _execute(hub, _LATE_DONE, (command_id,))
+            elif status == 'done' and item['type'] == 'ensure_issue' \
+                    and item['params'].get('temp_key') and not _created_key(result):
+                _skip_unkeyed(hub, item, now)
         # A late report leaves the run as the hub closed it: the command stays failed, and the
         # spec (001 «Отметка журнала…») keeps history_at NULL and marks no neighbours for a
         # refresh that did not end done; contract §9.4's "side effects still apply" yields here.

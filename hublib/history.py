@@ -18,7 +18,7 @@ import msgspec
 from . import fields, modules, settings
 from .db import Hub
 from .fieldmap import logical_field
-from .mirror import time_ok, utc
+from .mirror import UnparsedTimes, utc
 from .models import IssueChange, SqlNames
 from .validation import (INT64_MAX, INT64_MIN, ISSUE_KEY, Int, JiraId, JiraTime, LenientSchema,
                          check_page, is_int64, issue_key_field, require_int, require_list)
@@ -45,7 +45,7 @@ class HistoryBody(LenientSchema):
 class TypedHistoryItem(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     """A :class:`HistoryItem` in the agent's usual shape: its history id as text, no other key.
     Decoding gives its fields exactly these types, so :func:`page_columns` checks no type of it
-    (whether its key matches and its time is readable are still seen there).
+    (whether its key matches is still seen there).
 
     A body of any other shape (an id as a number, an extra key, a wrong type) fails to decode
     and goes the general way (:class:`HistoryBody`, :func:`item_ok`), which names what is wrong;
@@ -88,7 +88,8 @@ _VALUES = operator.itemgetter(*_KEYS)
 
 def _values(item: object) -> tuple | None:
     """The item's values in ``_KEYS`` order when they have ``HistoryItem``'s types, else None
-    (whether ``created`` is a time the hub can read is seen where its hub time is computed).
+    (``created`` is a text like the others: one ``to_utc`` cannot read is stored with ``at``
+    NULL).
 
     One C call gathers them when every key is present (the agent sends all of them), and the
     checks run on locals."""
@@ -115,27 +116,32 @@ def _values(item: object) -> tuple | None:
 
 def item_ok(item: object) -> bool:
     """Whether ``HistoryItem`` accepts ``item``: the same rule in plain type checks (hot path)."""
-    values = _values(item)
-    return values is not None and time_ok(values[3])
+    return _values(item) is not None
 
 
 def page_columns(items: object) -> tuple[list[tuple], list]:
     """A page's values column by column, in ``_KEYS`` order, history ids as text, and its times in
-    hub UTC (``at``); a refused item: ValidationError naming its fields.
+    hub UTC (``at``: None for a time ``to_utc`` cannot read); a refused item: ValidationError
+    naming its fields.
 
     ``items`` are dicts (JSON objects) or typed items (:class:`TypedHistoryItem`)."""
     items = require_list(items, 'items')
     if not items:
         return [()] * len(_KEYS), []
     columns = _typed_columns(items) or _usual_columns(items) or _item_columns(items)
-    created = columns[3]
-    at = list(map(utc, created))
-    # A time to_utc cannot read is refused (JiraTime): stored, its row would never show. The
-    # agent sends none, so the page pays one C scan of ``at``.
-    if None in at and any(moment is None and text is not None
-                          for moment, text in zip(at, created)):
-        _refuse(items)
-    return columns, at
+    return columns, list(map(utc, columns[3]))
+
+
+def unparsed_history_times(created: tuple, at: list) -> UnparsedTimes:
+    """The times of a page (``created``, and ``at`` from :func:`page_columns`) that ``to_utc``
+    cannot read: a row with ``at`` NULL that has a ``created``. The agent sends none, so a page
+    pays one C scan of ``at``."""
+    unparsed = UnparsedTimes()
+    if None in at:
+        for index, (moment, text) in enumerate(zip(at, created)):
+            if moment is None and text is not None:
+                unparsed.add(f'items[{index}].created', text)
+    return unparsed
 
 
 _FIELDS_OF = msgspec.structs.astuple
@@ -155,8 +161,8 @@ def _typed_columns(items: list) -> list[tuple] | None:
 def _usual_columns(items: list) -> list[tuple] | None:
     """The columns of a page in the agent's usual shape — every item a dict with every key,
     history ids as text — when every item has ``HistoryItem``'s types; else None, and
-    :func:`_item_columns` judges item by item (whether a time is readable is seen by
-    :func:`page_columns` for both).
+    :func:`_item_columns` judges item by item (a time ``to_utc`` cannot read is no refusal:
+    :func:`page_columns` gives its ``at`` as None for both).
 
     The rules of :func:`item_ok` (``tests/lib/test_ingest_validation.py`` proves that the page
     agrees with its items), checked a column at a time by C loops (``map``, ``set``, ``min``)
@@ -220,7 +226,9 @@ INSERT_CHANGE = SqlNames(IssueChange).insert(
 
 
 def ingest_history(hub: Hub, agent: str, command_id: int | None, items: list[dict]) -> dict:
-    """Insert new change rows, ignore known ones; returns ``{"inserted": n, "ignored": m}``.
+    """Insert new change rows, ignore known ones; returns ``{"inserted": n, "ignored": m,
+    "unparsed_times": k}``: a time ``to_utc`` cannot read is stored as sent with ``at`` NULL, and
+    such a row stays out of the change feed (seed 001 «Журнал изменений задач»).
 
     Decision: ``command_id`` is optional and only type-checked — history rows belong to issues,
     not to a run, and a backfill may arrive outside any refresh.
@@ -229,9 +237,10 @@ def ingest_history(hub: Hub, agent: str, command_id: int | None, items: list[dic
     require_int(command_id, 'command_id', required=False)
     columns, at = page_columns(items)
     if not at:
-        return {'inserted': 0, 'ignored': 0}
+        return {'inserted': 0, 'ignored': 0, 'unparsed_times': 0}
     (history_ids, seqs, keys, created, author, field_id, field_name, from_value, from_string,
      to_value, to_string) = columns
+    unparsed = unparsed_history_times(created, at)
     # Rows are zipped from columns: no Python call per row but for a time or a field not seen yet
     # (the two items of a record share their time; a page has a handful of fields).
     fields_of = _LogicalFields(settings.setting(hub, 'field_ids') or {})
@@ -242,8 +251,9 @@ def ingest_history(hub: Hub, agent: str, command_id: int | None, items: list[dic
         cursor = hub.db.cursor()
         cursor.executemany(INSERT_CHANGE, rows)
         inserted = max(cursor.rowcount, 0)
-    return {'inserted': inserted, 'ignored': len(items) - inserted}
+    return {'inserted': inserted, 'ignored': len(items) - inserted,
+            'unparsed_times': unparsed.warn(agent, 'журнал изменений')}
 
 
 __all__ = ['HistoryItem', 'HistoryBody', 'HistoryPage', 'TypedHistoryItem', 'item_ok',
-           'page_columns', 'ingest_history']
+           'page_columns', 'unparsed_history_times', 'ingest_history']

@@ -14,9 +14,10 @@ the client's retry.
 
 The HTTP adapter (header ``Idempotency-Key``) and the MCP tools (``idempotency_key``) call the same
 operations below with the same request, so a key is shared between them for one role: the method,
-the path (built here from the operation's arguments, so ``/batches/05/cancel`` and an MCP call for
-batch 5 are one request) and the body as parsed JSON, hashed in a canonical form (sorted keys, no
-spaces), since the MCP server never sees the bytes of an HTTP body. For the same reason the
+the path (built here from the operation's arguments in their canonical form, so
+``/batches/05/cancel`` and an MCP call for batch 5 are one request, and so are ``/notes/aurora-1``
+and ``/notes/AURORA-1``, one note) and the body as parsed JSON, hashed in a canonical form (sorted
+keys, no spaces), since the MCP server never sees the bytes of an HTTP body. For the same reason the
 answer's status is decided here, not in an adapter: the first call may come from either.
 
 Decisions the contract leaves open:
@@ -48,7 +49,7 @@ from .db import Hub
 from .errors import ValidationError
 from .models import IdempotentRequest
 from .timeutil import minutes_before
-from .validation import load
+from .validation import load, lookup_key
 
 HEADER = 'Idempotency-Key'
 KEY_MAX = 200
@@ -145,9 +146,10 @@ def queue_batch(hub: Hub, body: Mapping[str, Any], *, key: str | None = None,
 
 def put_note(hub: Hub, note_key: str, body: Mapping[str, Any], *, key: str | None = None,
              role: str = CLIENT, field: str = HEADER) -> Answer:
-    """``PUT /notes/{key}``: 200 with the note."""
-    return run(hub, key, method='PUT', path=f'/notes/{note_key}', body=body, role=role,
-               field=field, perform=lambda: (200, notes.put_note(hub, note_key, body)))
+    """``PUT /notes/{key}``: 200 with the note. The request names the note by its canonical key
+    (``validation.lookup_key``, as ``notes.put_note`` reads it): ``aurora-1`` is ``AURORA-1``."""
+    return run(hub, key, method='PUT', path=f'/notes/{lookup_key(note_key)}', body=body,
+               role=role, field=field, perform=lambda: (200, notes.put_note(hub, note_key, body)))
 
 
 def cancel_batch(hub: Hub, batch_id: int, *, key: str | None = None, role: str = CLIENT,

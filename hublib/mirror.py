@@ -12,12 +12,18 @@ through ``executemany`` (peewee's ``insert_many`` builds SQL per call: ~7x slowe
 ``scripts/bench_ingest.py``), together with what is derived from it: project slices
 (``hublib.slices``), the full-text index (``hublib.search``) and the keys this delivery of the
 refresh wrote (exact neighbour marking, ``hublib.syncjournal``).
+
+A Jira time that ``timeutil.to_utc`` cannot read is stored as sent, its normalised column
+(``created_at``) ``NULL`` (seed 001 «Журнал изменений задач»); every ingest answer counts such
+times in ``unparsed_times`` and the log gets one WARNING a request (:class:`UnparsedTimes`).
 """
 from __future__ import annotations
 
 import functools
 import json
+import logging
 import math
+import reprlib
 
 from peewee import chunked
 
@@ -30,6 +36,8 @@ from .timeutil import to_utc
 from .validation import (ISSUE_KEY, AttachmentId, Bool, Int, JiraId, JiraTime, LenientSchema,
                          Number, Text, check_page, is_attachment_id, is_int64, issue_key_field,
                          load, require_int)
+
+log = logging.getLogger('hublib.ingest')
 
 LINK_DIRECTIONS = ('outward', 'inward')
 BOARD_TYPES = ('scrum', 'kanban')
@@ -93,23 +101,54 @@ class StateBody(LenientSchema):
 
 # --- the fast twin of IssueIn -----------------------------------------------------------------------
 
+# A time (JiraTime) is any text too: one to_utc cannot read is counted, not refused.
 _TEXT = (str, type(None))
 # to_utc, remembered: a page repeats its times (every field of a history record shares one), and
-# the rows are built from the same values the check has just read.
+# the rows are built from the same values the count has just read.
 utc = functools.lru_cache(maxsize=65536)(to_utc)
 
 
-def time_ok(value: object) -> bool:
-    """Whether ``JiraTime(allow_none=True)`` accepts ``value`` (hot path)."""
-    return value is None or (type(value) is str and utc(value) is not None)
+class UnparsedTimes:
+    """The Jira times of one request that ``to_utc`` cannot read: how many, and the first one
+    (where and what) for the one WARNING of the request."""
+
+    __slots__ = ('count', 'first', 'text')
+
+    def __init__(self) -> None:
+        self.count, self.first, self.text = 0, None, None
+
+    def add(self, where: str, text: str) -> None:
+        """One more unreadable time: ``text`` at ``where`` (``issues[3].created``)."""
+        if self.first is None:
+            self.first, self.text = where, text
+        self.count += 1
+
+    def warn(self, agent: str, what: str) -> int:
+        """Log the request's WARNING when there was any (``what``: the kind of page); the count
+        (the answer's ``unparsed_times``). Called once the page is written."""
+        if self.count:
+            log.warning('агент %s, %s: времён Jira, которые не разобрать, %d — сохранены как '
+                        'присланы, приведённое время NULL; первое: %s = %s', agent, what,
+                        self.count, self.first, reprlib.repr(self.text))
+        return self.count
+
+
+# Texts and times have one type rule (str or null).
+_ISSUE_TEXTS = ISSUE_TEXT_FIELDS + ISSUE_TIME_FIELDS
+_COMMENT_TEXTS = COMMENT_TEXT_FIELDS + COMMENT_TIME_FIELDS
+_ATTACHMENT_TEXTS = ATTACHMENT_TEXT_FIELDS + ATTACHMENT_TIME_FIELDS
+
+
+def unreadable(value: object) -> bool:
+    """Whether ``value`` is a time text (not null) that ``to_utc`` cannot read."""
+    return value is not None and utc(value) is None
 
 
 def _is_id(value: object) -> bool:
     return (type(value) is str and value != '') or is_int64(value)
 
 
-def _entries_ok(entries: object, is_id, texts: tuple[str, ...], times: tuple[str, ...],
-                sized: bool) -> bool:
+def _entries_ok(entries: object, is_id, texts: tuple[str, ...], sized: bool) -> bool:
     if entries is None:
         return True
     if type(entries) is not list:
@@ -119,9 +158,6 @@ def _entries_ok(entries: object, is_id, texts: tuple[str, ...], times: tuple[str
             return False
         for name in texts:
             if type(entry.get(name)) not in _TEXT:
-                return False
-        for name in times:
-            if not time_ok(entry.get(name)):
                 return False
         size = entry.get('size') if sized else None
         if size is not None and not (is_int64(size) and size >= 0):
@@ -137,11 +173,8 @@ def issue_ok(issue: object) -> bool:
     key = get('key')
     if type(key) is not str or ISSUE_KEY.fullmatch(key) is None:
         return False
-    for name in ISSUE_TEXT_FIELDS:
+    for name in _ISSUE_TEXTS:
         if type(get(name)) not in _TEXT:
-            return False
-    for name in ISSUE_TIME_FIELDS:
-        if not time_ok(get(name)):
             return False
     labels, points, neighbor = get('labels'), get('story_points'), get('neighbor')
     if labels is not None and (type(labels) is not list
@@ -161,9 +194,8 @@ def issue_ok(issue: object) -> bool:
                     or type(link.get('type')) is not str or not link['type']
                     or type(link.get('key')) is not str or not link['key']):
                 return False
-    if not (_entries_ok(get('comments'), _is_id, COMMENT_TEXT_FIELDS, COMMENT_TIME_FIELDS, False)
-            and _entries_ok(get('attachments'), is_attachment_id, ATTACHMENT_TEXT_FIELDS,
-                            ATTACHMENT_TIME_FIELDS, True)):
+    if not (_entries_ok(get('comments'), _is_id, _COMMENT_TEXTS, False)
+            and _entries_ok(get('attachments'), is_attachment_id, _ATTACHMENT_TEXTS, True)):
         return False
     sprint_ids = get('sprint_ids')
     return sprint_ids is None or (type(sprint_ids) is list
@@ -211,6 +243,26 @@ def validate_issues(issues: object) -> list[dict]:
     return check_page(issues, 'issues', issue_ok, IssueIn)
 
 
+_ENTRY_TIMES = (('comments', COMMENT_TIME_FIELDS), ('attachments', ATTACHMENT_TIME_FIELDS))
+
+
+def unparsed_state_times(issues: list[dict]) -> UnparsedTimes:
+    """The times of a checked page of issues that ``to_utc`` cannot read (``updated``,
+    ``created``, those of its comments and attachments)."""
+    unparsed = UnparsedTimes()
+    for index, issue in enumerate(issues):
+        get = issue.get
+        for name in ISSUE_TIME_FIELDS:
+            if unreadable(get(name)):
+                unparsed.add(f'issues[{index}].{name}', get(name))
+        for field, names in _ENTRY_TIMES:
+            for position, entry in enumerate(get(field) or ()):
+                for name in names:
+                    if unreadable(entry.get(name)):
+                        unparsed.add(f'issues[{index}].{field}[{position}].{name}', entry[name])
+    return unparsed
+
+
 def _rows(issues: list[dict], now: str) -> dict[str, list]:
     rows: dict[str, list] = {name: [] for name in (
         'issues', 'link_keys', 'links', 'inward', 'comment_keys', 'comments', 'attachment_keys',
@@ -253,7 +305,8 @@ def _rows(issues: list[dict], now: str) -> dict[str, list]:
 
 
 def ingest_state(hub: Hub, agent: str, command_id: int, issues: list[dict]) -> dict:
-    """Upsert a page of issues from a claimed refresh; returns ``{"issues": n, "links": m}``.
+    """Upsert a page of issues from a claimed refresh; returns ``{"issues": n, "links": m,
+    "unparsed_times": k}`` (``k``: times stored that ``to_utc`` cannot read, :class:`UnparsedTimes`).
 
     Decision: like ``comments`` and ``attachments``, an issue sent without ``links`` keeps its
     stored links (the contract only says what a present list does).
@@ -261,6 +314,7 @@ def ingest_state(hub: Hub, agent: str, command_id: int, issues: list[dict]) -> d
     modules.get_module(agent)
     command_id = require_int(command_id, 'command_id')
     issues = validate_issues(issues)
+    unparsed = unparsed_state_times(issues)
     rows = _rows(issues, hub.now())
     keys = [row[0] for row in rows['issues']]
     with hub.write():
@@ -293,7 +347,8 @@ def ingest_state(hub: Hub, agent: str, command_id: int, issues: list[dict]) -> d
         cursor.executemany(INSERT_WRITTEN, [(command_id, key) for key in keys])
         link_count = len(rows['links']) + len(rows['inward'])
         cursor.execute(_COUNT_RUN, (len(issues), link_count, command_id))
-    return {'issues': len(issues), 'links': link_count}
+    return {'issues': len(issues), 'links': link_count,
+            'unparsed_times': unparsed.warn(agent, 'состояние задач')}
 
 
 # --- boards --------------------------------------------------------------------------------------
@@ -339,7 +394,9 @@ class BoardsBody(LenientSchema):
 
 
 def ingest_boards(hub: Hub, agent: str, command_id: int | None, boards: list[dict]) -> dict:
-    """Upsert boards and their sprints, set ``board_type`` of projects on those boards.
+    """Upsert boards and their sprints, set ``board_type`` of projects on those boards; returns
+    ``{"boards": n, "sprints": m, "unparsed_times": k}`` (sprint dates that ``to_utc`` cannot
+    read: stored as sent, like every sprint date).
 
     A cold path (once per refresh), so peewee builds the statements: 3–12 ms for the demo's
     boards where the same rows as hand-written ``executemany`` took ~1.3 ms.
@@ -350,7 +407,12 @@ def ingest_boards(hub: Hub, agent: str, command_id: int | None, boards: list[dic
     body = load(BoardsBody, {'agent': agent, 'command_id': command_id, 'boards': boards})
     now = hub.now()
     board_rows, sprint_rows = [], []
-    for board in body['boards']:
+    unparsed = UnparsedTimes()
+    for index, board in enumerate(body['boards']):
+        for position, sprint in enumerate(board.get('sprints') or ()):
+            for name in SPRINT_TIME_FIELDS:
+                if unreadable(sprint.get(name)):
+                    unparsed.add(f'boards[{index}].sprints[{position}].{name}', sprint[name])
         columns = board.get('columns')
         board_rows.append({
             'board_id': board['board_id'], 'type': board.get('type'),
@@ -367,8 +429,9 @@ def ingest_boards(hub: Hub, agent: str, command_id: int | None, boards: list[dic
         for row in board_rows:
             JiraProject.update(board_type=row['type']) \
                 .where(JiraProject.board_id == row['board_id']).execute(hub.db)
-    return {'boards': len(board_rows), 'sprints': len(sprint_rows)}
+    return {'boards': len(board_rows), 'sprints': len(sprint_rows),
+            'unparsed_times': unparsed.warn(body['agent'], 'доски')}
 
 
 __all__ = ['IssueIn', 'StateBody', 'BoardsBody', 'issue_ok', 'validate_issues', 'ingest_state',
-           'ingest_boards', 'utc', 'time_ok']
+           'ingest_boards', 'utc', 'unreadable', 'UnparsedTimes', 'unparsed_state_times']

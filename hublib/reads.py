@@ -20,14 +20,14 @@ import itertools
 import json
 import operator
 from datetime import datetime
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 from peewee import JOIN, SQL, Tuple, fn
 
-from . import facet_counts, fields, files, jql, settings, slices, validators
+from . import facet_choices, facet_counts, fields, files, jql, settings, slices, validators
 from . import search as search_sql
 from .db import Hub, Prepared, json_list
-from .errors import NotFoundError, ValidationError
+from .errors import HubError, NotFoundError, ValidationError
 from .models import (Issue, IssueAttachment, IssueChange, IssueComment, IssueLink, IssueMember,
                      IssueNote, IssueSearch, IssueSprint, JiraBoard, JiraProject, JiraSprint,
                      SqlNames, SyncRun)
@@ -517,6 +517,15 @@ class IssueCountQuery(Schema):
     tz = IssuesQuery._declared_fields['tz']
 
 
+class IssueFacetsQuery(IssueCountQuery):
+    """Filters of ``GET /issues/facets``: the query and the values chosen in each list."""
+
+    chosen = facet_choices.ChosenField(metadata={
+        'description': 'значения, выбранные в списках (JSON-объект: список -> значения, null — '
+                       'без значения): каждый список считает задачи запроса, подходящие под '
+                       'выбор остальных списков, без своего'})
+
+
 class IssuesCsvQuery(IssueCountQuery):
     """Filters of ``GET /issues.csv``."""
 
@@ -544,22 +553,28 @@ FACETS = ('status', 'assignee', 'issue_type', 'priority')
 
 
 def issue_facets(hub: Hub, *, jql: str | None = None, project: str | None = None,
-                 tz: str | None = None) -> dict:
+                 tz: str | None = None,
+                 chosen: Mapping[str, list[str | None]] | str | None = None) -> dict:
     """Values of status, assignee, issue type, priority and labels among the issues a query
     matches, each ``{value, count}``, by count then value.
+
+    ``chosen``: the values ticked in each list (``{"status": ["В работе"], "assignee": [None]}``);
+    each list then counts the issues of the query that match the other lists' choices, not its
+    own (``hublib.facet_choices``), all from the same scan.
 
     Decisions: values as stored (``Готово`` and ``готово`` are two entries; JQL's ``=`` matches
     both); an issue without a value counts under ``null`` (labels: none); one scan of the
     matching issues serves the four fields (grouped by their combination), a second the labels.
     """
-    args = _args(IssueCountQuery, jql=jql, project=project, tz=tz)
+    args = _args(IssueFacetsQuery, jql=jql, project=project, tz=tz, chosen=chosen)
+    choices = facet_choices.choices(args.pop('chosen', {}))
     counted: dict[str, dict] = {name: {} for name in (*FACETS, 'labels')}
     with hub.read():
         search = _search(hub, args, rank=False)
         if search.label is not None and not search.conditions:
             # a whole slice: its kept combination counts (hublib.facet_counts; 50,000 issues, a
             # slice of 36,681, CPU in process: 84-94 -> 6-7 ms)
-            _count_facets(counted, facet_counts.slice_combinations(hub, search.label))
+            _count_facets(counted, facet_counts.slice_combinations(hub, search.label), choices)
             return _facet_lists(counted)
         tables, _, _, where = _drive(search)
         # a plain JOIN, not the walk's CROSS JOIN: SQLite may then drive from the issue_facet
@@ -573,7 +588,7 @@ def issue_facets(hub: Hub, *, jql: str | None = None, project: str | None = None
         columns = ', '.join(f'i.{getattr(_ISSUE, name)}' for name in (*FACETS, 'labels'))
         _count_facets(counted, hub.db.execute_sql(
             f'SELECT {columns}, count(*) FROM {tables}{condition} GROUP BY {columns}',
-            _params(search)))
+            _params(search)), choices)
     return _facet_lists(counted)
 
 
@@ -595,14 +610,24 @@ def _facet_tables(hub: Hub, search: jql.Search, tables: str) -> str:
     return tables
 
 
-def _count_facets(counted: dict[str, dict], combinations) -> None:
-    """Add rows of (status, assignee, issue type, priority, labels, count) to ``counted``."""
+def _count_facets(counted: dict[str, dict], combinations,
+                  chosen: facet_choices.Chosen) -> None:
+    """Add rows of (status, assignee, issue type, priority, labels, count) to ``counted``: each
+    to the lists whose other lists' choices it meets (all of them when nothing is chosen)."""
     for *values, labels, count in combinations:
+        only = None  # the one list whose own choice the row fails: it counts there alone
+        if chosen:
+            failed = facet_choices.misses(chosen, values, _label_list(labels))
+            if len(failed) > 1:
+                continue
+            only = failed[0] if failed else None
         for name, value in zip(FACETS, values):
-            value = value or None  # an empty text is no value, as NULL
-            counted[name][value] = counted[name].get(value, 0) + count
-        for label in _label_list(labels):
-            counted['labels'][label] = counted['labels'].get(label, 0) + count
+            if only is None or only == name:
+                value = value or None  # an empty text is no value, as NULL
+                counted[name][value] = counted[name].get(value, 0) + count
+        if only is None or only == 'labels':
+            for label in _label_list(labels):
+                counted['labels'][label] = counted['labels'].get(label, 0) + count
 
 
 def _facet_lists(counted: dict[str, dict]) -> dict:
@@ -671,11 +696,33 @@ def issues_csv(hub: Hub, *, jql: str | None = None, project: str | None = None,
     return _csv_chunks(hub, search, names)
 
 
+# The last line of an export that failed after its first chunk (contract §20).
+CSV_FAILED = '# ошибка: {}; выгрузка прервана, файл неполный\r\n'
+CSV_INTERNAL = 'внутренняя ошибка хаба, подробности в журнале сервера'
+
+
 def _csv_chunks(hub: Hub, search: jql.Search, names: list[str]) -> Iterator[str]:
+    """The export's chunks: the header line, then a chunk a page.
+
+    A failure after the header (a read the database ends, a bug) must not look like the end of the
+    file: the last chunk is then the line ``# ошибка: …`` (the hub's message, or a generic one for
+    anything but a hub error: no SQL, no paths), and the error goes on up. An HTTP server that gets
+    it from the response's iterator after the headers closes the connection without the chunked
+    body's end (waitress does), so no client takes the file for complete."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator='\r\n')
     writer.writerow(names)
     yield '\ufeff' + buffer.getvalue()
+    try:
+        yield from _csv_pages(hub, search, names, buffer, writer)
+    except Exception as error:  # re-raised: the line only says so inside the file
+        reason = error.message if isinstance(error, HubError) else CSV_INTERNAL
+        yield CSV_FAILED.format(' '.join(reason.split()))
+        raise
+
+
+def _csv_pages(hub: Hub, search: jql.Search, names: list[str], buffer: io.StringIO,
+               writer) -> Iterator[str]:
     sprints: dict[str, list[str]] = {}
     cells = [_csv_cell(name, sprints) for name in names]
     cursor = None
@@ -710,21 +757,41 @@ def _csv_points(row: dict) -> object:
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
+# The first characters that make a spreadsheet read a cell as a formula (OWASP «CSV Injection»,
+# contract §20): = + - @, a tab, a carriage return, and the fullwidth ＝ ＋ － ＠ that Excel folds
+# into them. Anyone who can write in Jira could otherwise plant a formula in a teammate's sheet.
+FORMULA_START = frozenset('=+-@\t\r\uff1d\uff0b\uff0d\uff20')
+
+
+def csv_text(value: str | None, start: frozenset = FORMULA_START) -> str | None:
+    """A text cell as written to CSV: with a leading ``'`` when it begins like a formula (the
+    sheet shows it as text), else as stored; null stays null (an empty cell)."""
+    return "'" + value if value and value[0] in start else value
+
+
 def _csv_cell(name: str, sprints: dict[str, list[str]]):
     """The function that gives column ``name`` of a row (chosen once per export, not per cell):
-    null → empty, times in UTC, labels and sprint names joined by ``;``, story points a number."""
+    null → empty, times in UTC, labels and sprint names joined by ``;``, story points a number.
+
+    Every text cell goes through :func:`csv_text`, inlined where it is the column's only work (a
+    page of 500 rows is thousands of cells): a first character tested against a frozenset. Story
+    points are numbers (a negative one is no formula) and ``neighbor`` is ``true``/``false``."""
     if name == 'labels':
-        return _csv_labels
+        return lambda row: csv_text(_csv_labels(row))
     if name == 'sprint':
-        return lambda row: ';'.join(sprints.get(row['key'], ()))
+        return lambda row: csv_text(';'.join(sprints.get(row['key'], ())))
     if name in ('created', 'updated'):
         column = 'created' if name == 'created' else 'jira_updated'
-        return lambda row: to_utc(row[column]) or row[column]
+        return lambda row: to_utc(row[column]) or csv_text(row[column])
     if name == 'neighbor':
         return lambda row: 'true' if row['neighbor'] else 'false'
     if name == 'story_points':
         return _csv_points
-    return lambda row: row[name]
+
+    def text(row: dict, start: frozenset = FORMULA_START) -> str | None:
+        value = row[name]
+        return "'" + value if value and value[0] in start else value
+    return text
 
 
 # The card's queries, built once (the card is the most frequent read: 1.3 -> 0.6 ms at 200,000)
@@ -1090,7 +1157,7 @@ def project_sprints(hub: Hub, label: str) -> dict:
 
 __all__ = ['IssuesQuery', 'IssueCountQuery', 'IssuesCsvQuery', 'ChangesQuery', 'IssueChangesQuery',
            'BoardQuery', 'CARDS_PER_COLUMN',
-           'PageQuery', 'issues', 'issue_count', 'issue_facets', 'issues_csv', 'csv_fields',
+           'PageQuery', 'IssueFacetsQuery', 'issues', 'issue_count', 'issue_facets', 'issues_csv', 'csv_fields',
            'CSV_FIELDS', 'DEFAULT_CSV_FIELDS', 'issue_card',
            'issue_out', 'change_feed', 'issue_changes', 'sync_runs', 'project_board',
            'project_sprints', 'board_of']

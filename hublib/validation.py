@@ -202,26 +202,19 @@ class UtcTime(fields.Field):
         return parse_utc(normalized)
 
 
-TIME_MESSAGE = 'неверное время: ожидается ISO-8601, например 2026-10-22T09:00:00.000+0300'
-
-
 class JiraTime(fields.String):
     """A Jira time as the agent sends it (``2026-10-22T09:00:00.000+0300``), kept as its string.
 
-    One that :func:`timeutil.to_utc` cannot read (``garbage``, ``2026-02-30T…``, an offset of
-    ``+9999``, a date where a time belongs, an empty string) is refused: stored, it would have no
-    hub time and its row would never show up in a feed. ``null`` is "not known" where the field
-    allows it.
+    Any string is taken, and ``null`` is "not known" where the field allows it. One that
+    :func:`timeutil.to_utc` cannot read (``garbage``, ``""``, ``2026-02-30T…``) is no malformed
+    value: the spec (seed 001 «Журнал изменений задач») stores it as sent with ``NULL`` in the
+    normalised column, and ingest counts it in its answer's ``unparsed_times``
+    (docs/agent-protocol.md). Only another JSON type (a number, an object) is refused.
     """
 
-    OPENAPI = {'type': 'string', 'format': 'date-time'}
-    default_error_messages = {'time': TIME_MESSAGE}
-
-    def _deserialize(self, value, attr, data, **kwargs):
-        text = super()._deserialize(value, attr, data, **kwargs)
-        if to_utc(text) is None:
-            raise self.make_error('time')
-        return text
+    OPENAPI = {'type': 'string', 'description': (
+        'время Jira как есть, ISO-8601, например 2026-10-22T09:00:00.000+0300; неразбираемое '
+        'сохраняется как прислано, приведённое время — null, и считается в unparsed_times ответа')}
 
 
 class Pattern(validators.Regexp):
@@ -497,7 +490,7 @@ class TimeZoneName(fields.Field):
 
 __all__ = ['Schema', 'SCHEMA_MESSAGES', 'FIELD_MESSAGES', 'REQUIRED_MESSAGE', 'lookup_key',
            'LOOKUP_KEY_PATTERN', 'INT64_MIN', 'INT64_MAX', 'Int', 'LenientInt', 'Number', 'Bool',
-           'Text', 'JiraId', 'UtcTime', 'JiraTime', 'TIME_MESSAGE', 'AttachmentId',
+           'Text', 'JiraId', 'UtcTime', 'JiraTime', 'AttachmentId',
            'is_attachment_id', 'ATTACHMENT_ID_PATTERN', 'Pattern', 'LenientSchema',
            'issue_key_field', 'is_issue_key', 'is_temp_key',
            'is_int64', 'require_int', 'require_list', 'check_page', 'load', 'errors_of', 'flatten_errors',

@@ -15,7 +15,8 @@ from hublib.errors import (BusyError, ClientGoneError, ConflictError, DeadlineEr
                            NotFoundError, PayloadTooLargeError, SchemaError, StorageFullError,
                            ValidationError)
 
-from .schemas.errors import INTERNAL, error_body
+# HTTP_TEXTS lives with the error body now (both adapters use it); its old name here is kept.
+from .schemas.errors import HTTP_TEXTS, INTERNAL, error_body, http_body  # noqa: F401
 
 log = logging.getLogger('hubweb')
 
@@ -30,25 +31,6 @@ STATUS = {
     StorageFullError: falcon.HTTP_507,
 }
 
-# Russian title and description for falcon's own errors (routing, methods, media), whose
-# built-in texts are English; an error raised with Russian texts keeps them.
-HTTP_TEXTS = {
-    400: ('Неверный запрос', 'запрос не удалось разобрать'),
-    401: ('Нужна авторизация', 'нужен заголовок Authorization: Bearer <токен>'),
-    403: ('Нет доступа', 'этот токен не даёт доступа к ресурсу'),
-    404: ('Не найдено', 'такого адреса нет'),
-    405: ('Метод не поддерживается', 'этот адрес не поддерживает такой метод'),
-    406: ('Неприемлемый формат', 'хаб отвечает только JSON'),
-    409: ('Конфликт', 'действие противоречит текущему состоянию'),
-    411: ('Нужна длина тела', 'нужен заголовок Content-Length'),
-    413: ('Слишком большой запрос', 'тело запроса слишком большое'),
-    415: ('Неподдерживаемый тип содержимого', 'ожидается тело application/json'),
-    422: ('Неверные данные', 'данные не прошли проверку'),
-    431: ('Слишком большие заголовки', 'заголовки запроса слишком большие'),
-    501: ('Не поддерживается', 'такой Transfer-Encoding сервер не поддерживает'),
-    503: ('Хаб перегружен', 'все обработчики запросов заняты: повторите запрос через несколько '
-                            'секунд'),
-}
 MALFORMED_JSON = ('Неверный запрос', 'тело запроса — не JSON в кодировке UTF-8')
 EMPTY_JSON = ('Неверный запрос', 'тело запроса пустое, ожидается JSON')
 _CYRILLIC = re.compile('[а-яА-ЯёЁ]')
@@ -69,11 +51,10 @@ def http_error_body(error: falcon.HTTPError) -> dict:
     elif isinstance(error, falcon.MediaMalformedError):
         title, description = MALFORMED_JSON
     else:
-        default_title, default_description = HTTP_TEXTS.get(
-            error.status_code, ('Ошибка', 'запрос не выполнен'))
-        title = error.title if error.title and _CYRILLIC.search(error.title) else default_title
+        default = http_body(error.status_code)
+        title = error.title if error.title and _CYRILLIC.search(error.title) else default['title']
         description = (error.description if error.description
-                       and _CYRILLIC.search(error.description) else default_description)
+                       and _CYRILLIC.search(error.description) else default['description'])
     return {'title': title, 'description': description}
 
 
@@ -83,10 +64,8 @@ def waitress_error_body(status_code: int) -> dict:
     if status_code == 500:
         return dict(INTERNAL)
     if status_code == 400:
-        return {'title': HTTP_TEXTS[400][0],
-                'description': 'запрос не удалось разобрать: неверная строка запроса или заголовок'}
-    title, description = HTTP_TEXTS.get(status_code, ('Ошибка', 'запрос не выполнен'))
-    return {'title': title, 'description': description}
+        return http_body(400, 'запрос не удалось разобрать: неверная строка запроса или заголовок')
+    return http_body(status_code)
 
 
 def _hub_error(req, resp, error: HubError, params) -> None:

@@ -157,7 +157,25 @@ def build_document(routes: Iterable[tuple[str, object]], *, version: str,
     # keywords a schema states for the whole object (``jira.RefreshParams``: one of jql or keys)
     for key, name in plugin.converter.refs.items():
         document['components']['schemas'][name].update(getattr(key[0], 'OPENAPI', {}))
+    for uri, resource in routes:
+        for method, doc in getattr(resource, 'DOC', {}).items():
+            if method in METHODS and doc.get('query') is not None:
+                _json_parameters(document['paths'][uri][method], doc['query'])
     return document
+
+
+def _json_parameters(operation: dict[str, Any], query: type[Schema] | Schema) -> None:
+    """A query parameter whose text is JSON (a field with ``OPENAPI_JSON``, the schema of the value
+    the text holds: ``chosen`` of ``/issues/facets``) is documented as such: ``content:
+    application/json`` instead of a ``schema`` of any string, so that a client, or a generator of
+    test requests, writes the JSON the hub reads."""
+    fields = query._declared_fields if isinstance(query, type) else query.fields
+    for parameter in operation.get('parameters', []):
+        field = fields.get(parameter.get('name')) if parameter.get('in') == 'query' else None
+        value_schema = getattr(field, 'OPENAPI_JSON', None)
+        if value_schema is not None:
+            parameter.pop('schema', None)
+            parameter['content'] = {'application/json': {'schema': value_schema}}
 
 
 def _for_hub(doc: dict[str, Any], hub: Hub) -> dict[str, Any]:

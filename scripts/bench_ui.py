@@ -103,15 +103,19 @@ def view_calls(rng: random.Random, issues: int, moments: list[str], batch_id: in
         ('overview', 'GET /batches?status=queued', 'GET', '/batches?' + q(status='queued', limit=20), None, False),
         ('overview', 'GET /sync-runs?limit=10', 'GET', '/sync-runs?limit=10', None, False),
         ('projects', 'GET /projects', 'GET', '/projects', None, True),
-        # the issues list: a page, the total and the facets of the same query (contract §15a)
-        *[(('issues', f'{call} {label}', 'GET', f'{path}?' + q(**params, **({'limit': 100} if call == 'GET /issues' else {})),
-            None, False))
-          for label, params in (
-              ('(all)', {'tz': 'Europe/Moscow'}),
-              ('project=AWPCA', {'project': 'AWPCA', 'tz': 'Europe/Moscow'}),
-              ('ORDER BY status DESC', {'jql': 'ORDER BY status DESC', 'tz': 'Europe/Moscow'}),
-              ('facet status IN (…)', {'project': 'ORION', 'jql': 'status IN ("В работе")', 'tz': 'Europe/Moscow'}),
-              ('text ~ отчёт', {'jql': 'text ~ "отчёт"', 'tz': 'Europe/Moscow'}))
+        # the issues list: a page, the total and the facets of the same query (contract §15a);
+        # the facets go without the query's facet terms, its choices beside it (js/jql-text.js
+        # facetChoices)
+        *[(('issues', f'{call} {label}', 'GET', f'{path}?' + q(**(
+            facet_params if call == 'GET /issues/facets' and facet_params else params),
+            **({'limit': 100} if call == 'GET /issues' else {})), None, False))
+          for label, params, facet_params in (
+              ('(all)', {'tz': 'Europe/Moscow'}, None),
+              ('project=AWPCA', {'project': 'AWPCA', 'tz': 'Europe/Moscow'}, None),
+              ('ORDER BY status DESC', {'jql': 'ORDER BY status DESC', 'tz': 'Europe/Moscow'}, None),
+              ('facet status IN (…)', {'project': 'ORION', 'jql': 'status IN ("В работе")', 'tz': 'Europe/Moscow'},
+               {'project': 'ORION', 'chosen': '{"status": ["В работе"]}', 'tz': 'Europe/Moscow'}),
+              ('text ~ отчёт', {'jql': 'text ~ "отчёт"', 'tz': 'Europe/Moscow'}, None))
           for call, path in (('GET /issues', '/issues'), ('GET /issues/count', '/issues/count'),
                              ('GET /issues/facets', '/issues/facets'))],
         ('goto', 'GET /issues/count?jql=status = Готово (search box)', 'GET',

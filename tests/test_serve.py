@@ -194,7 +194,7 @@ def test_a_history_page_of_1000_items_runs_no_garbage_collection_once_served(
             assert answer.status_code == 200
     finally:
         gc.callbacks.pop()
-    assert answer.json == {'inserted': 0, 'ignored': 1000}
+    assert answer.json == {'inserted': 0, 'ignored': 1000, 'unparsed_times': 0}
     assert collections == []
 
 

@@ -33,7 +33,8 @@ class CommandType:
     writes: bool = False
     references: References | None = None
     # ``result`` fields a ``done`` report must carry (what the hub does with a done command needs
-    # them: the key of the created issue, the file of the download).
+    # them: the file of the download). Not the key of a created issue: an ``ensure_issue`` done
+    # without it is kept (``claims.submit_report``), a redelivery could create the issue twice.
     done_requires: tuple[str, ...] = ()
 
     def params_schema(self, settings: Mapping[str, Any]) -> Schema:

@@ -267,7 +267,7 @@ COMMAND_TYPES = {
     'refresh': CommandType('refresh', _static(RefreshParams), RefreshResult, estimate_refresh),
     'ensure_issue': CommandType('ensure_issue', ensure_issue_params, EnsureIssueResult,
                                 ESTIMATED_CALLS_ENSURE_ISSUE, key_fields=('epic_key',),
-                                writes=True, done_requires=('key',)),
+                                writes=True),
     'ensure_link': CommandType('ensure_link', ensure_link_params, AnyResult,
                                key_fields=('source_key', 'target_key'), writes=True),
     'add_comment': CommandType('add_comment', _static(AddCommentParams), AnyResult,

@@ -9,6 +9,12 @@ served by uvicorn on loopback by default.
 2. The client token (contract §13 applied to MCP, the rules of ``hubweb.access``): 401 without it
    or with an unknown token, 403 for the agent token, never a token in the address.
 
+Every error answer the hub can word is its JSON error body (contract §13, §20): the gate's own,
+and the plain-text ones of the SDK and Starlette behind it (413 «Request body too large», 400
+«Invalid Content-Type header», 404 off ``/mcp``), which :class:`ErrorBodies` rewrites; uvicorn's
+answer to a request it cannot parse (400 «Invalid HTTP request received.») comes from
+``hubweb.mcp_server.h11``. JSON answers (the protocol's JSON-RPC errors) pass as they are.
+
 The listening address's names: the address itself; on loopback also ``localhost``, ``127.0.0.1``
 and ``[::1]``; on a wildcard address (``0.0.0.0``, ``::``) also this machine's host name, its
 fully qualified name and the addresses they resolve to. Any other name a client uses — a reverse
@@ -24,11 +30,12 @@ import threading
 from typing import Any, Awaitable, Callable, Iterable
 from urllib.parse import parse_qsl, urlsplit
 
-from mcp.server.transport_security import TransportSecuritySettings
+from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 
 from hublib.db import Hub
 
 from ..access import FORBIDDEN, Refusal, Tokens
+from ..schemas.errors import http_body
 from .server import create_mcp_server
 from .tools import ALL_TOOLS
 
@@ -118,6 +125,56 @@ class AddressCheck:
         return None
 
 
+# What the SDK's plain-text refusals mean, in the hub's words (the others get their status's text).
+SDK_REFUSALS = {
+    b'Request body too large':
+        f'тело запроса больше {DEFAULT_MAX_REQUEST_BODY_SIZE // 2 ** 20} МиБ',
+    b'Invalid Content-Type header': 'нужен заголовок Content-Type: application/json',
+}
+_REPLACED_HEADERS = frozenset((b'content-type', b'content-length'))
+
+
+def json_answer(status: int, body: dict, headers: Iterable[tuple[bytes, bytes]] = ()) -> tuple[
+        dict, dict]:
+    """The two ASGI messages of a JSON answer."""
+    data = json.dumps(body, ensure_ascii=False).encode()
+    return ({'type': 'http.response.start', 'status': status, 'headers': [
+                *headers, (b'content-type', b'application/json; charset=utf-8'),
+                (b'content-length', str(len(data)).encode())]},
+            {'type': 'http.response.body', 'body': data})
+
+
+class ErrorBodies:
+    """An ASGI ``send`` that gives an error answer (4xx, 5xx) which is not JSON as the hub's JSON
+    error body: its status, the Russian text of that status (or of a refusal ``SDK_REFUSALS``
+    knows), its other headers (``Allow``, ``WWW-Authenticate``) kept."""
+
+    def __init__(self, send: Callable[[dict], Awaitable[None]]):
+        self.send = send
+        self.held: dict | None = None
+        self.text = b''
+
+    async def __call__(self, message: dict) -> None:
+        if message['type'] == 'http.response.start' and message['status'] >= 400:
+            headers = dict(message.get('headers') or ())
+            if not headers.get(b'content-type', b'').startswith(b'application/json'):
+                self.held = message
+                return
+        if self.held is not None and message['type'] == 'http.response.body':
+            self.text += message.get('body', b'')
+            if message.get('more_body'):
+                return
+            status = self.held['status']
+            kept = [(name, value) for name, value in self.held.get('headers') or ()
+                    if name.lower() not in _REPLACED_HEADERS]
+            self.held = None
+            for answer in json_answer(status, http_body(status, SDK_REFUSALS.get(
+                    self.text.strip())), kept):
+                await self.send(answer)
+            return
+        await self.send(message)
+
+
 class Gate:
     """ASGI middleware: the address check, then the client token; lifespan events go straight
     through."""
@@ -138,16 +195,12 @@ class Gate:
         refusal = (self.addresses.refusal(headers.get(b'host'), headers.get(b'origin'))
                    or self.tokens.refusal('client', headers.get(b'authorization'), query))
         if refusal is None:
-            await self.app(scope, receive, send)
+            await self.app(scope, receive,
+                           send if scope.get('method') == 'HEAD' else ErrorBodies(send))
             return
-        body = json.dumps(refusal.body(), ensure_ascii=False).encode()
-        response = [(b'content-type', b'application/json'),
-                    (b'content-length', str(len(body)).encode())]
-        if refusal.status == 401:
-            response.append((b'www-authenticate', b'Bearer'))
-        await send({'type': 'http.response.start', 'status': refusal.status,
-                    'headers': response})
-        await send({'type': 'http.response.body', 'body': body})
+        challenge = [(b'www-authenticate', b'Bearer')] if refusal.status == 401 else []
+        for answer in json_answer(refusal.status, refusal.body(), challenge):
+            await send(answer)
 
 
 def http_app(hub: Hub, *, host: str = '127.0.0.1', port: int = DEFAULT_PORT,
@@ -192,7 +245,8 @@ def run_uvicorn(app: ASGIApp, sock: socket.socket) -> None:
     """Run ``app`` on ``sock`` until SIGTERM or Ctrl+C, then return (exit 0, like ``serve``)."""
     import uvicorn  # only the HTTP mode needs it
 
-    config = uvicorn.Config(app, log_config=None, access_log=False,
+    from .h11 import HubH11Protocol  # uvicorn's protocol: only the HTTP mode needs it either
+    config = uvicorn.Config(app, log_config=None, access_log=False, http=HubH11Protocol,
                             timeout_graceful_shutdown=SHUTDOWN_GRACE, lifespan='on')
     server = uvicorn.Server(config)
 

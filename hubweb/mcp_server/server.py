@@ -21,7 +21,8 @@ import pydantic
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, TextContent
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, CallToolResult, GetPromptResult, TextContent
 
 import hublib
 from hublib import settings
@@ -143,6 +144,29 @@ class HubServer(MCPServer):
             log.error('MCP tool %s failed', name, exc_info=cause or error)
             return error_result(dict(INTERNAL))
         return result if isinstance(result, CallToolResult) else json_result(result)
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None,
+                         context: Context | None = None) -> GetPromptResult:
+        """A prompt (``prompts/get``); an unknown name, a required argument missing or empty, or
+        an argument the prompt does not take is the protocol's invalid-params error (−32602)
+        with a Russian message, as a resource the hub cannot answer is (the SDK says code 0 and
+        English)."""
+        listed = {prompt.name: prompt for prompt in await self.list_prompts()}
+        prompt = listed.get(name)
+        if prompt is None:
+            raise MCPError(INVALID_PARAMS, f'промпта {name} нет; есть: {", ".join(listed)}')
+        given = arguments or {}
+        declared = {argument.name: argument for argument in prompt.arguments or ()}
+        unknown = sorted(set(given) - set(declared))
+        if unknown:
+            raise MCPError(INVALID_PARAMS, f'промпт {name} не принимает аргумент '
+                                           f'{", ".join(unknown)}; принимает: '
+                                           f'{", ".join(declared)}')
+        missing = [argument for argument, spec in declared.items()
+                   if spec.required and not str(given.get(argument) or '').strip()]
+        if missing:
+            raise MCPError(INVALID_PARAMS, f'промпту {name} нужен аргумент {", ".join(missing)}')
+        return await super().get_prompt(name, arguments, context)
 
 
 def create_mcp_server(hub: Hub, *, tools: Iterable[ToolSpec] = ALL_TOOLS) -> HubServer:

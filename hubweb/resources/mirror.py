@@ -40,13 +40,20 @@ class Ingest(Resource):
 
 
 class IssuesCsv(Resource):
-    """``GET /issues.csv``: hublib's chunks streamed as they come (contract §16)."""
+    """``GET /issues.csv``: hublib's chunks streamed as they come (contract §16).
+
+    An export that fails after its first chunk: hublib's last chunk is the line ``# ошибка: …``
+    and its error goes on out of the stream, after the headers; waitress then closes the
+    connection without the chunked body's end (contract §20), so no client takes the file for
+    complete. Nothing here catches it: the abort is the server's."""
 
     DOC = {'get': operation(
         'Задачи зеркала в CSV', query=reads.IssuesCsvQuery, response_content='text/csv',
         description='Все задачи запроса JQL (без limit), потоком: UTF-8 с BOM, запятые, кавычки '
                     'по RFC 4180, первая строка — столбцы fields; метки и спринты через ";". '
-                    'Неверный запрос — 422 до первого байта.')}
+                    'Неверный запрос — 422 до первого байта. Сбой после первого байта — '
+                    'последняя строка «# ошибка: …», и соединение закрывается без завершающего '
+                    'блока: файл неполный.')}
 
     def on_get(self, req: falcon.Request, resp: falcon.Response) -> None:
         chunks = reads.issues_csv(self.hub, **load_query(reads.IssuesCsvQuery, req))
@@ -77,11 +84,14 @@ def routes(hub: Hub) -> list[tuple[str, object]]:
                         'остальные фильтры — через AND с запросом.'))),
         ('/issues/count', Call(hub, reads.issue_count, query=reads.IssueCountQuery, doc=operation(
             'Число задач запроса JQL', response=schemas.IssueCountSchema))),
-        ('/issues/facets', Call(hub, reads.issue_facets, query=reads.IssueCountQuery,
+        ('/issues/facets', Call(hub, reads.issue_facets, query=reads.IssueFacetsQuery,
                                 doc=operation(
             'Значения полей среди задач запроса JQL', response=schemas.IssueFacetsSchema,
             description='status, assignee, issue_type, priority, labels: значения как в зеркале '
-                        '(null — без значения) с числом задач, по убыванию числа.'))),
+                        '(null — без значения) с числом задач, по убыванию числа. chosen= — '
+                        'значения, выбранные в списках: каждый список считает задачи запроса, '
+                        'подходящие под выбор остальных списков, без своего (одним запросом '
+                        'для всех списков).'))),
         ('/issues.csv', IssuesCsv(hub)),
         ('/issues/{key}', Call(hub, reads.issue_card, doc=operation(
             'Карточка задачи', response=schemas.IssueCardSchema,

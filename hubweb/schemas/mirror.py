@@ -13,9 +13,16 @@ from .notes import NoteSchema
 _NULLABLE = {'allow_none': True}
 
 # --- agent ingest answers (contract §8.1–8.3) ----------------------------------------------------
-StateResultSchema = response('StateResult', integers('issues links', required=True))
-HistoryResultSchema = response('HistoryResult', integers('inserted ignored', required=True))
-BoardsResultSchema = response('BoardsResult', integers('boards sprints', required=True))
+# Times stored that to_utc cannot read (hublib.mirror.UnparsedTimes): 0 when none.
+_UNPARSED = {'unparsed_times': fields.Integer(required=True, metadata={
+    'description': 'сколько времён Jira на странице не разобрать: сохранены как присланы, '
+                   'приведённое время (at, created_at) — null, строка журнала не попадает в '
+                   'ленту; 0 — все разобраны'})}
+StateResultSchema = response('StateResult', integers('issues links', required=True), _UNPARSED)
+HistoryResultSchema = response('HistoryResult', integers('inserted ignored', required=True),
+                               _UNPARSED)
+BoardsResultSchema = response('BoardsResult', integers('boards sprints', required=True),
+                              _UNPARSED)
 
 # --- interfaces' reads (contract §10) ------------------------------------------------------------
 IssueOutSchema = response(

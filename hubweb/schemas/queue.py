@@ -25,6 +25,8 @@ BatchSummarySchema = response(
     strings('author project cancelled_at', **_NULLABLE), integers('estimate_seconds', **_NULLABLE),
     retry_of=fields.Integer(allow_none=True, metadata={
         'description': 'id пакета, неудавшиеся команды которого повторяет этот'}),
+    retried_by=fields.Integer(allow_none=True, metadata={
+        'description': 'id повтора этого пакета (пакет повторяется один раз), иначе null'}),
     status=fields.String(required=True, validate=validate.OneOf(BATCH_STATUSES)),
     counts=fields.Nested(CountsSchema, required=True))
 BatchSchema = response('Batch', base=BatchSummarySchema,

@@ -45,6 +45,20 @@ RENDERED = '''({view, after}) => {
 LEAKED_VALUE = re.compile(r'\b(null|undefined|NaN)\b|\[object ')
 
 
+def ru_plural(count, forms: tuple[str, str, str]) -> str:
+    """«1 очко», «2 очка», «5 очков», «1,5 очка»: Russian plural forms (CLDR), written as the
+    page writes numbers."""
+    one, few, many = forms
+    if count != int(count):
+        form, text = few, f'{count:g}'.replace('.', ',')
+    else:
+        n = int(count)
+        form = (one if n % 10 == 1 and n % 100 != 11
+                else few if 2 <= n % 10 <= 4 and not 12 <= n % 100 <= 14 else many)
+        text = f'{n:,}'.replace(',', '\u00a0')
+    return f'{text} {form}'
+
+
 def _missing() -> str | None:
     try:
         import playwright.sync_api  # noqa: F401

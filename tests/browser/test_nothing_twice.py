@@ -163,6 +163,11 @@ def test_retry_button_queues_the_failed_commands_and_opens_the_new_batch(ui):
     assert page.locator(f'main a[href="#/batches/{original["id"]}"]').count() == 1
     assert page.locator('button:text-is("Повторить неудавшиеся")').count() == 0  # queued
     api.post(f'/batches/{retry_id}/cancel')
+    # the original is retried once: its view links to the retry instead of offering the button
+    ui.go(f'#/batches/{original["id"]}?again=1', view='batch')
+    assert page.locator('button:text-is("Повторить неудавшиеся")').count() == 0
+    link = page.locator(f'.retry a[href="#/batches/{retry_id}"]')
+    assert link.count() == 1 and 'уже повторены' in page.locator('.retry').inner_text()
 
 
 def test_no_retry_button_while_running_or_without_failures(ui):

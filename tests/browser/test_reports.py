@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -15,7 +16,7 @@ from hubweb.demo import DEMO_ISSUES, DEMO_SEED, SimAgent, prepare_demo
 from hubweb.demo.fake_jira import FakeJira
 from tests.conftest import start_server
 
-from .conftest import Api, FilledHub
+from .conftest import Api, FilledHub, ru_plural
 
 pytestmark = pytest.mark.browser
 
@@ -79,6 +80,33 @@ def test_reports_show_burndown_flow_velocity_and_cycle_time_each_followed_by_its
     ui.screenshot('reports')
     page.emulate_media(color_scheme='dark')
     ui.screenshot('reports-dark')
+
+
+def moscow_day(moment: str) -> str:
+    return datetime.fromisoformat(moment).astimezone(ZoneInfo('Europe/Moscow')).strftime('%d.%m.%Y')
+
+
+def test_the_sprint_period_is_dates_and_every_count_takes_its_russian_form(ui):
+    ui.sign_in('#/reports/AWPCA', view='reports')
+    page = ui.page
+    report = ui.hub['api'].get('/projects/AWPCA/sprints/107/report?tz=Europe/Moscow')
+    burndown = page.locator('section:has(h2:has-text("Сгорание спринта"))')
+    lead = burndown.locator('p.lead').inner_text()
+    # «с 23.11.2026 по 03.12.2026», not «с 10 дней назад по только что»
+    assert f'с {moscow_day(report["start"])} по {moscow_day(report["end"])}' in lead, lead
+    assert 'назад' not in lead and 'только что' not in lead
+    issues, points = ('задача', 'задачи', 'задач'), ('очко', 'очка', 'очков')
+    keys = ['committed', 'added', 'removed', 'completed', 'not_completed']
+    assert burndown.locator('.report-figures dd').all_inner_texts() == [
+        f'{ru_plural(len(report[key]), issues)} · {ru_plural(report["points"][key], points)}' for key in keys]
+    label = page.locator('svg[role="img"]').first.get_attribute('aria-label')
+    assert f'взято {ru_plural(report["points"]["committed"], points)},' in label, label
+    remaining = report['burndown'][-1]['remaining_points']
+    assert f'осталось {ru_plural(remaining, points)};' in label, label
+    velocity = ui.hub['api'].get('/projects/AWPCA/velocity')['items']
+    average = sum(item['completed_points'] for item in velocity) / len(velocity)
+    caption = page.locator('section:has(h2:has-text("Скорость команды")) figcaption').inner_text()
+    assert caption == f'В среднем выполнено {ru_plural(round(average, 2), points)} за спринт.'
 
 
 def test_choosing_a_sprint_shows_its_report_and_keeps_it_in_the_address(ui):

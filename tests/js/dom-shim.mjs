@@ -1,5 +1,5 @@
 // A tiny DOM for node's test runner: enough of Document, Element and Text for the page's
-// modules that build nodes (createElement, createTextNode, append, setAttribute, textContent).
+// modules that build nodes (createElement, createTextNode, append, remove, setAttribute, textContent).
 // Installed on globalThis by importing this module.
 
 export class Node {
@@ -21,6 +21,11 @@ export class Node {
     node.parentNode = this;
     this.childNodes.push(node);
     return node;
+  }
+
+  remove() {
+    if (this.parentNode) this.parentNode.childNodes.splice(this.parentNode.childNodes.indexOf(this), 1);
+    this.parentNode = null;
   }
 
   replaceChildren(...nodes) {

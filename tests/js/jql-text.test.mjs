@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import {test} from 'node:test';
 
-import {facetSelection, firstSort, sortedBy, splitOrder, withFacet} from '../../hubweb/ui/static/js/jql-text.js';
+import {facetChoices, facetSelection, firstSort, sortedBy, splitOrder, withFacet} from '../../hubweb/ui/static/js/jql-text.js';
 
 const STATUS = ['status'];
 const TYPE = ['issuetype', 'type'];
@@ -32,13 +32,34 @@ test('facet terms are added, read back and replaced; other terms stay as typed',
   jql = withFacet(jql, STATUS, 'status', ['В работе', 'Готово']);
   assert.equal(jql, 'project = AURORA AND status IN ("В работе", "Готово") ORDER BY key');
   assert.deepEqual(facetSelection(jql, STATUS), {values: ['В работе', 'Готово'], empty: false});
+  // «no value» is EMPTY in the list: the hub refuses `issuetype IS EMPTY`, not `IN (…, EMPTY)`
   jql = withFacet(jql, TYPE, 'issuetype', ['Ошибка'], true);
   assert.equal(jql, 'project = AURORA AND status IN ("В работе", "Готово") AND '
-    + '(issuetype IN ("Ошибка") OR issuetype IS EMPTY) ORDER BY key');
+    + 'issuetype IN ("Ошибка", EMPTY) ORDER BY key');
   assert.deepEqual(facetSelection(jql, TYPE), {values: ['Ошибка'], empty: true});
   jql = withFacet(jql, STATUS, 'status', []);
-  assert.equal(jql, 'project = AURORA AND (issuetype IN ("Ошибка") OR issuetype IS EMPTY) ORDER BY key');
+  assert.equal(jql, 'project = AURORA AND issuetype IN ("Ошибка", EMPTY) ORDER BY key');
   assert.equal(facetSelection(jql, STATUS), null);
+  assert.equal(withFacet('', ['assignee'], 'assignee', [], true), 'assignee IN (EMPTY)');
+  assert.deepEqual(facetSelection('assignee IN (EMPTY)', ['assignee']), {values: [], empty: true});
+});
+
+test('the facet choices are taken out of the query for the facets call, one list each', () => {
+  const facets = [{key: 'status', names: STATUS}, {key: 'assignee', names: ['assignee']},
+    {key: 'issue_type', names: TYPE}];
+  assert.deepEqual(facetChoices('project = AURORA AND status IN ("На проверке", "В работе") AND '
+    + 'assignee IN ("ivanov", EMPTY) ORDER BY key', facets), {
+    jql: 'project = AURORA ORDER BY key',
+    chosen: {status: ['На проверке', 'В работе'], assignee: ['ivanov', null]}});
+  // hand-written shapes count as choices; a quoted "EMPTY" is a value, not the keyword
+  assert.deepEqual(facetChoices('type = Ошибка AND assignee = "EMPTY" AND (status IN (a) OR status IS EMPTY)',
+    facets), {jql: '', chosen: {issue_type: ['Ошибка'], assignee: ['EMPTY'], status: ['a', null]}});
+  // a field chosen twice stays in the query; a top-level OR is no choice at all
+  assert.deepEqual(facetChoices('status = a AND status IN (a, b) AND assignee = x', facets),
+    {jql: 'status = a AND status IN (a, b)', chosen: {assignee: ['x']}});
+  assert.deepEqual(facetChoices('status = a OR assignee = x', facets),
+    {jql: 'status = a OR assignee = x', chosen: {}});
+  assert.deepEqual(facetChoices('', facets), {jql: '', chosen: {}});
 });
 
 test('hand-written facet shapes are recognised', () => {

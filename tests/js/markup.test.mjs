@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import {test} from 'node:test';
 
 import './dom-shim.mjs';
-import {MARKUP_LIMIT, renderMarkup} from '../../hubweb/ui/static/js/markup.js';
+import {MARKUP_LIMIT, markupInSteps, renderMarkup} from '../../hubweb/ui/static/js/markup.js';
 
 const shape = (text, options) => renderMarkup(text, options).shape;
 const inner = (text) => shape(text).replace(/^div\(p\((.*)\)\)$/, '$1');
@@ -134,4 +134,59 @@ test('the shapes that make the most nodes stay bounded at the limit', () => {
 test('empty and missing text render nothing', () => {
   assert.equal(shape(''), 'div()');
   assert.equal(shape(null), 'div()');
+});
+
+// --- rendered in steps (the card's big descriptions and comments) -----------------------------
+
+const SAMPLES = [
+  'h2. Заголовок\n*жирно* и _курсив_\n\n* один\n** два\n# три\n\nконец',
+  'до\n{code:python}\nx = 1\n{code}\nпосле\n{quote}\nв цитате\n||a||b||\n|1|2|\n{quote}\nхвост',
+  '{quote}текст без конца\nи ещё', '{code}не закрыт\n*и не жирный*', '{quote}{quote}пусто',
+  '||h1||h2||\n' + Array.from({length: 300}, (_, n) => `|${n}|[ссылка|https://x.example/${n}]|`).join('\n'),
+  'строка\n'.repeat(500) + '{noformat}\nсырой\n{noformat}\n' + '- пункт\n'.repeat(200),
+];
+
+test('a render in steps ends with the same nodes as a render at once', () => {
+  for (const text of SAMPLES) {
+    for (const budget of [0, 1, 40, 1000]) {
+      const steps = markupInSteps(text, {budget});
+      let calls = 0;
+      while (!steps.advance(() => (calls += 1) % 7 === 0));  // a few lines at a time
+      assert.equal(steps.element.shape, renderMarkup(text).shape, `${text.slice(0, 20)}… budget ${budget}`);
+      assert.equal(steps.rendered, text.length);
+    }
+  }
+  const huge = 'x'.repeat(MARKUP_LIMIT + 10);
+  const plain = markupInSteps(huge, {budget: 20_000});
+  assert.ok(!plain.done && plain.element.textContent.length < 40_000);
+  plain.advance(() => false);
+  assert.equal(plain.element.textContent, huge);
+  assert.equal(plain.element.getAttribute('class'), 'markup plain');
+});
+
+function nodes(element) {
+  let count = 0;
+  const walk = (node) => {
+    count += 1;
+    for (const child of node.childNodes) walk(child);
+  };
+  walk(element);
+  return count;
+}
+
+test('a 130 KB wiki table renders its first budget of lines at once, the rest on request', () => {
+  const rows = ['||' + Array.from({length: 8}, (_, c) => `Колонка ${c}`).join('||') + '||'];
+  while (rows.join('\n').length < 130 * 1024) rows.push(`|${Array.from({length: 8}, (_, c) => `${rows.length}.${c}`).join('|')}|`);
+  const table = rows.join('\n');
+  const whole = nodes(renderMarkup(table));
+  const steps = markupInSteps(table, {budget: 16_000});
+  assert.ok(!steps.done);
+  assert.ok(steps.rendered >= 16_000 && steps.rendered < 16_000 + 200, String(steps.rendered));
+  const first = nodes(steps.element);
+  assert.ok(first < whole / 6, `${first} of ${whole} nodes`);
+  assert.equal(steps.element.all('tr').length, table.slice(0, steps.rendered).trimEnd().split('\n').length);
+  assert.ok(steps.advance(() => false));
+  assert.equal(nodes(steps.element), whole);
+  // a text within the budget renders whole at once
+  assert.ok(markupInSteps('короткий *текст*', {budget: 16_000}).done);
 });

@@ -15,11 +15,11 @@ def item(history_id='5001', seq=0, **fields):
 
 def test_duplicates_inside_one_request_are_ignored(hub):
     assert history.ingest_history(hub, 'jira', None, [item(), item(), item(seq=1)]) == {
-        'inserted': 2, 'ignored': 1}
+        'inserted': 2, 'ignored': 1, 'unparsed_times': 0}
 
 
 def test_empty_request(hub):
-    assert history.ingest_history(hub, 'jira', 17, []) == {'inserted': 0, 'ignored': 0}
+    assert history.ingest_history(hub, 'jira', 17, []) == {'inserted': 0, 'ignored': 0, 'unparsed_times': 0}
 
 
 def test_integer_history_id_is_stored_as_text(hub):

@@ -219,3 +219,17 @@ def test_concurrent_requests_with_one_key_queue_exactly_one_batch(hub):
     assert all(answer.body == answers[0].body for answer in answers)
     assert answers[0].body['id'] == batches.batches(hub)['items'][0]['id']
     assert sorted(answer.replayed for answer in answers) == [False] + [True] * (threads_count - 1)
+
+
+@pytest.mark.parametrize('first, second', [('aurora-1', 'AURORA-1'), ('AURORA-1', 'Aurora-1')])
+def test_one_note_under_two_spellings_of_its_key_is_one_request(hub, clock, first, second):
+    """Issue 30: the request's identity is the canonical key (``lookup_key``), as the note's is;
+    the second spelling is a replay, not a false 422 «ключ уже использован»."""
+    body = {'work_kind': 'Аналитика', 'updated_by': 'ivanov'}
+    answer = idempotency.put_note(hub, first, body, key='note-case')
+    clock.advance(minutes=1)
+    again = idempotency.put_note(hub, second, body, key='note-case')
+    assert (again.status, again.body, again.replayed) == (200, answer.body, True)
+    assert answer.body['key'] == 'AURORA-1'
+    with pytest.raises(ValidationError):  # another note under the same key is still refused
+        idempotency.put_note(hub, 'AURORA-2', body, key='note-case')

@@ -214,7 +214,7 @@ def test_scenario_refresh_queued_during_migration(data_dir, clock):
             started = hub.now()
             assert mirror.ingest_state(hub, 'jira', command_id, [
                 {'key': written, 'summary': 'Из Jira', 'labels': ['AWPCA']}]) == {'issues': 1,
-                                                                                  'links': 0}
+                                                                                  'links': 0, 'unparsed_times': 0}
             clock.advance(minutes=1)
             done = queue.report_command(
                 hub, command_id, agent='jira', status='done',

@@ -21,7 +21,7 @@ def table(hub, sql):
 
 def test_minimal_issue_gets_defaults(hub, refresh):
     assert mirror.ingest_state(hub, 'jira', refresh, [{'key': 'AURORA-1'}]) == {
-        'issues': 1, 'links': 0}
+        'issues': 1, 'links': 0, 'unparsed_times': 0}
     assert table(hub, 'SELECT key, labels, neighbor, fetched_at, story_points FROM issue') == [
         ('AURORA-1', '[]', 0, '2026-11-30T10:00:00+00:00', None)]
 
@@ -40,11 +40,10 @@ def test_same_issue_twice_in_a_page_last_wins(hub, refresh):
         ('1', 'a'), ('2', 'b')]
 
 
-def test_unparseable_comment_time_is_refused_and_null_gives_null_created_at(hub, refresh):
-    with pytest.raises(ValidationError) as refused:
-        mirror.ingest_state(hub, 'jira', refresh, [
-            {'key': 'AURORA-1', 'comments': [{'id': '1', 'created': 'вчера'}]}])
-    assert list(refused.value.fields) == ['issues[0].comments[0].created']
+def test_unparseable_comment_time_is_kept_with_null_created_at_and_null_gives_null(hub, refresh):
+    assert mirror.ingest_state(hub, 'jira', refresh, [
+        {'key': 'AURORA-1', 'comments': [{'id': '1', 'created': 'вчера'}]}])['unparsed_times'] == 1
+    assert table(hub, 'SELECT created, created_at FROM issue_comment') == [('вчера', None)]
     mirror.ingest_state(hub, 'jira', refresh, [
         {'key': 'AURORA-1', 'comments': [{'id': '1', 'created': None}]}])
     assert table(hub, 'SELECT created, created_at FROM issue_comment') == [(None, None)]
@@ -101,7 +100,7 @@ def test_counters_accumulate_over_pages(hub, refresh):
 def test_boards_upsert_and_keep_sprints_when_absent(hub):
     board = {'board_id': 4216, 'type': 'kanban', 'kanban_backlog': True, 'columns': None,
              'sprints': [{'id': 1, 'name': 'С1', 'state': 'active'}]}
-    assert mirror.ingest_boards(hub, 'jira', None, [board]) == {'boards': 1, 'sprints': 1}
+    assert mirror.ingest_boards(hub, 'jira', None, [board]) == {'boards': 1, 'sprints': 1, 'unparsed_times': 0}
     mirror.ingest_boards(hub, 'jira', 5, [{'board_id': 4216, 'type': 'scrum'}])
     assert table(hub, 'SELECT board_id, type, columns, kanban_backlog FROM jira_board') == [
         (4216, 'scrum', None, None)]

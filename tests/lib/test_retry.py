@@ -144,3 +144,75 @@ def test_a_long_title_is_cut_to_the_title_limit(hub):
     run_queue(hub, {1: ('failed', None)})
     retry = batches.retry_batch(hub, original['id'], author=None)
     assert len(retry['title']) == batches.TITLE_MAX and retry['title'].startswith('Повтор: ЯЯ')
+
+
+# --- one retry a batch (issue 30) -------------------------------------------------------------------
+
+def test_a_second_retry_of_a_batch_is_409_naming_the_first_and_queues_nothing(hub):
+    original = make_batch(hub, comment('AURORA-1'), title='Работа')
+    run_queue(hub, {1: ('failed', None)})
+    first = batches.retry_batch(hub, original['id'], author='ivanov')
+    before = len(queue.batches(hub)['items'])
+    with pytest.raises(ConflictError) as running:      # the retry is still queued
+        batches.retry_batch(hub, original['id'], author='ivanov')
+    assert f'пакетом #{first["id"]}' in running.value.message
+    assert 'ещё выполняется' in running.value.message
+    run_queue(hub)                                      # the retry ends done
+    with pytest.raises(ConflictError) as done:
+        batches.retry_batch(hub, original['id'], author='ivanov')
+    assert f'уже повторён пакетом #{first["id"]}' in done.value.message
+    assert len(queue.batches(hub)['items']) == before + 1  # only the retry's own follow-up
+    assert queue.batch(hub, original['id'])['retried_by'] == first['id']
+    assert queue.batch(hub, first['id'])['retried_by'] is None
+
+
+def test_when_the_retry_itself_failed_a_retry_of_the_original_retries_the_retry(hub):
+    original = make_batch(hub, comment('AURORA-1'), comment('AURORA-2'), title='Работа')
+    run_queue(hub, {1: ('failed', None), 2: ('failed', None)})
+    first = batches.retry_batch(hub, original['id'], author='ivanov')
+    run_queue(hub, {2: ('failed', None)})               # AURORA-1 done now, AURORA-2 failed again
+    second = batches.retry_batch(hub, original['id'], author='ivanov')
+    assert second['retry_of'] == first['id']
+    assert second['title'] == 'Повтор: Повтор: Работа'
+    assert [c['params']['key'] for c in second['commands']] == ['AURORA-2']  # not AURORA-1 again
+    assert queue.batch(hub, first['id'])['retried_by'] == second['id']
+    with pytest.raises(ConflictError) as refused:      # the chain's last retry runs
+        batches.retry_batch(hub, original['id'], author='ivanov')
+    assert f'пакетом #{first["id"]} (последний повтор — #{second["id"]})' in refused.value.message
+    with pytest.raises(ConflictError):
+        batches.retry_batch(hub, first['id'], author='ivanov')
+
+
+def test_the_representation_names_the_retry_in_lists_and_previews(hub):
+    original = make_batch(hub, comment('AURORA-1'))
+    run_queue(hub, {1: ('failed', None)})
+    assert queue.batch(hub, original['id'])['retried_by'] is None
+    retry = batches.retry_batch(hub, original['id'], author=None)
+    listed = {item['id']: item for item in queue.batches(hub)['items']}
+    assert listed[original['id']]['retried_by'] == retry['id']
+    assert listed[original['id']]['counts']['failed'] == 1       # one row a batch, not a row a retry
+    preview = queue.create_batch(hub, title='x', commands=[comment('AURORA-1')], dry_run=True)
+    assert preview['retried_by'] is None
+
+
+def test_skipped_for_want_of_a_key_that_arrived_later_are_retried(hub):
+    original = make_batch(hub, ensure('new:5'), comment('new:5', depends_on=1),
+                          comment('AURORA-2', depends_on=2))
+    command_id = claim(hub)['command']['id']
+    report(hub, command_id, status='done', result={})  # the agent lost the key
+    assert queue.batch(hub, original['id'])['status'] == 'done'
+    with pytest.raises(ConflictError):                 # nothing can run yet: the key is unknown
+        batches.retry_batch(hub, original['id'], author=None)
+    report(hub, command_id, status='done', result={'key': 'AURORA-1640'})
+    retry = batches.retry_batch(hub, original['id'], author=None)
+    assert shape(retry) == [('add_comment', {'key': 'AURORA-1640', 'body': 'текст'}, None),
+                            ('add_comment', {'key': 'AURORA-2', 'body': 'текст'}, 1)]
+
+
+def test_what_the_agent_reported_skipped_is_not_retried(hub):
+    original = make_batch(hub, comment('AURORA-1'), comment('AURORA-2', depends_on=1))
+    run_queue(hub, {1: ('skipped', None)})
+    assert [c['status'] for c in queue.batch(hub, original['id'])['commands']] == [
+        'skipped', 'skipped']
+    with pytest.raises(ConflictError):
+        batches.retry_batch(hub, original['id'], author=None)

@@ -37,6 +37,10 @@ async def test_retry_batch_queues_the_failed_commands_again(client, http):
     assert [command['type'] for command in batch['commands']] == ['transition']
     nothing = await client.call_tool('retry_batch', {'batch_id': 2, 'author': 'ivanov'})
     assert nothing.is_error and body(nothing)['title'] == 'Конфликт'
+    twice = await client.call_tool('retry_batch', {'batch_id': FAILED_BATCH, 'author': 'ivanov'})
+    assert twice.is_error and body(twice)['title'] == 'Конфликт'
+    assert f'уже повторён пакетом #{batch["id"]}' in body(twice)['description']
+    assert http(f'/batches/{FAILED_BATCH}')[1]['retried_by'] == batch['id']
 
 
 async def test_a_retried_queue_batch_with_its_key_queues_one_batch(client, filled):

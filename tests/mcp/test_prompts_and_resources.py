@@ -129,3 +129,20 @@ async def test_the_queries_triage_names_are_jql_the_hub_answers(client):
     for query in queries:
         result = await client.call_tool('search_issues', {'jql': query})
         assert not result.is_error, (query, result.content)
+
+
+@pytest.mark.parametrize('name, arguments, message', [
+    ('retro', {'label': 'AWPCA'}, 'промпта retro нет; есть: standup, sprint_review, triage'),
+    ('standup', {}, 'промпту standup нужен аргумент label'),
+    ('standup', None, 'промпту standup нужен аргумент label'),
+    ('sprint_review', {'sprint_id': '101'}, 'промпту sprint_review нужен аргумент label'),
+    ('triage', {'label': '  '}, 'промпту triage нужен аргумент label'),
+    ('standup', {'label': 'AWPCA', 'lable': 'x'},
+     'промпт standup не принимает аргумент lable; принимает: label'),
+])
+async def test_a_prompt_the_hub_cannot_give_is_invalid_params_in_russian(client, name, arguments,
+                                                                        message):
+    with pytest.raises(MCPError) as raised:
+        await client.get_prompt(name, arguments)
+    assert raised.value.error.code == -32602
+    assert raised.value.error.message == message

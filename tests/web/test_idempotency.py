@@ -181,6 +181,17 @@ def test_get_temp_keys_next(hub, client, client_headers, agent_headers):
     assert client.simulate_get('/temp-keys/next', headers=agent_headers).status_code == 403
 
 
+def test_a_note_key_in_any_case_is_one_request_over_http(client, client_headers, hub):
+    """Issue 30: ``PUT /notes/aurora-1`` then ``/notes/AURORA-1`` under one key is a replay of the
+    first answer (one note), not a false 422."""
+    body = {'work_kind': 'Аналитика', 'updated_by': 'ivanov'}
+    first = client.simulate_put('/notes/aurora-1', json=body, headers=keyed(client_headers, 'n-1'))
+    again = client.simulate_put('/notes/AURORA-1', json=body, headers=keyed(client_headers, 'n-1'))
+    assert (first.status_code, again.status_code) == (200, 200), again.json
+    assert again.json == first.json and again.headers.get('idempotent-replayed') == 'true'
+    assert count(hub, 'idempotent_request') == 1
+
+
 # --- retry ----------------------------------------------------------------------------------------
 
 def test_retry_over_http(hub, client, client_headers):
@@ -197,13 +208,19 @@ def test_retry_over_http(hub, client, client_headers):
     assert retry['commands'][1]['depends_on'] == retry['commands'][0]['id']
     got = client.simulate_get(f'/batches/{retry["id"]}', headers=client_headers).json
     assert got == retry
-    # the first retry holds new:1 until it ends: a second one would share its note
-    taken = client.simulate_post(f'/batches/{original["id"]}/retry', headers=client_headers)
-    assert taken.status_code == 409
-    assert f'временный ключ new:1 уже занят пакетом {retry["id"]}' in taken.json['description']
-    run_queue(hub)  # an empty body is fine: the author is optional
-    assert client.simulate_post(f'/batches/{original["id"]}/retry',
-                                headers=client_headers).status_code == 201
+    # a batch is retried once: a second retry is a 409 naming the first, while it runs ...
+    again = client.simulate_post(f'/batches/{original["id"]}/retry', headers=client_headers)
+    assert again.status_code == 409
+    assert f'уже повторён пакетом #{retry["id"]}, и повтор ещё выполняется' in \
+        again.json['description']
+    assert client.simulate_get(f'/batches/{original["id"]}',
+                               headers=client_headers).json['retried_by'] == retry['id']
+    run_queue(hub, {1: ('failed', None)})
+    # ... and when the retry failed too, the request retries the retry (an empty body is fine:
+    # the author is optional)
+    second = client.simulate_post(f'/batches/{original["id"]}/retry', headers=client_headers)
+    assert second.status_code == 201, second.json
+    assert second.json['retry_of'] == retry['id']
 
 
 def test_retry_is_409_when_nothing_failed_or_still_running_and_404_for_no_batch(

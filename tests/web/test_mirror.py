@@ -120,7 +120,7 @@ def test_scenario_state_replaces_links(aurora, protocol, client, agent_headers, 
     result = post_state(client, agent_headers, command, [issue('AURORA-1', links=[
         {'type': 'Blocks', 'direction': 'outward', 'key': 'AURORA-2'},
         {'type': 'Cloners', 'direction': 'outward', 'key': 'AURORA-3'}])])
-    assert result == {'issues': 1, 'links': 2}
+    assert result == {'issues': 1, 'links': 2, 'unparsed_times': 0}
     assert rows(hub, 'SELECT * FROM issue_link ORDER BY source_key, target_key') == [
         ('AURORA-1', 'AURORA-2', 'Blocks'), ('AURORA-1', 'AURORA-3', 'Cloners'),
         ('AURORA-5', 'AURORA-1', 'Relates')]
@@ -441,11 +441,11 @@ def post_history(client, headers, items, status=200, command_id=None):
 def test_scenario_history_item_twice(aurora, client, agent_headers, clock):
     hub = aurora
     assert post_history(client, agent_headers, [change(field_name='status')]) == {
-        'inserted': 1, 'ignored': 0}
+        'inserted': 1, 'ignored': 0, 'unparsed_times': 0}
     stored = rows(hub, 'SELECT * FROM issue_change')
     clock.advance(minutes=5)
     assert post_history(client, agent_headers, [change(field_name='status', to_string='Другое')]) \
-        == {'inserted': 0, 'ignored': 1}
+        == {'inserted': 0, 'ignored': 1, 'unparsed_times': 0}
     assert rows(hub, 'SELECT * FROM issue_change') == stored
     assert len(stored) == 1 and stored[0][:2] == ('5001', 0)
 
@@ -486,7 +486,7 @@ def test_history_page_stored_alike_either_way(aurora, client, agent_headers, clo
     body = {'agent': 'jira', 'items': items, **extra}
     response = client.simulate_post('/agent/history', headers=agent_headers, json=body)
     assert response.status_code == 200, response.json
-    assert response.json == {'inserted': 3, 'ignored': 0}
+    assert response.json == {'inserted': 3, 'ignored': 0, 'unparsed_times': 0}
     assert rows(aurora, 'SELECT history_id, seq, key, at, created, author, field, field_id, '
                         'field_name, to_string, fetched_at FROM issue_change ORDER BY 1, 2') == [
         ('5001', 0, 'AURORA-1', '2026-10-22T06:00:00+00:00', '2026-10-22T09:00:00.000+0300',
@@ -498,7 +498,7 @@ def test_history_page_stored_alike_either_way(aurora, client, agent_headers, clo
 
 
 @pytest.mark.parametrize('changed, field', [
-    ({'key': 'aurora-1'}, 'key'), ({'created': '2026-02-30T10:00:00.000+0300'}, 'created'),
+    ({'key': 'aurora-1'}, 'key'), ({'created': 5}, 'created'),
     ({'seq': -1}, 'seq'), ({'history_id': ''}, 'history_id')])
 def test_history_errors_of_a_usual_page_name_the_item(aurora, client, agent_headers, changed,
                                                       field):
@@ -740,7 +740,7 @@ def post_boards(client, headers, boards, status=200):
 
 
 def test_boards_ingest_sets_project_board_type(aurora, client, agent_headers, client_headers):
-    assert post_boards(client, agent_headers, [BOARD]) == {'boards': 1, 'sprints': 2}
+    assert post_boards(client, agent_headers, [BOARD]) == {'boards': 1, 'sprints': 2, 'unparsed_times': 0}
     assert rows(aurora, 'SELECT board_id, type, kanban_backlog, fetched_at FROM jira_board') == [
         (4216, 'scrum', None, '2026-11-30T10:00:00+00:00')]
     assert rows(aurora, 'SELECT label, board_id, board_type FROM jira_project') == [

@@ -103,6 +103,8 @@ def cancel_batch(ctx: Context, batch_id: BatchId, idempotency_key: IdempotencyKe
 def retry_batch(ctx: Context, batch_id: BatchId, author: Author,
                 idempotency_key: IdempotencyKey = None) -> dict:
     """Новый пакет «Повтор: …» из неудавшихся команд завершённого пакета (и пропущенных из-за
-    них); retry_of — исходный пакет. Как POST /batches/{id}/retry."""
+    них); retry_of — исходный пакет. Пакет повторяется один раз: уже повторённый — ошибка с
+    номером повтора (retried_by), а если повтор сам завершился с неудачей — повторяется он.
+    Как POST /batches/{id}/retry."""
     return idempotency.retry_batch(hub_of(ctx), batch_id, {'author': author},
                                    key=idempotency_key, field=IDEMPOTENCY_FIELD).body

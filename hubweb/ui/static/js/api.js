@@ -97,6 +97,16 @@ async function send(method, path, {query, body, bearer = token()} = {}) {
   return reach(address, init);
 }
 
+/** Whether the hub answers at all (`GET /health`, open, touches no table). */
+export async function hubAnswers() {
+  try {
+    await fetch('/health', {cache: 'no-store', credentials: 'omit', referrerPolicy: 'no-referrer'});
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** fetch, with «no answer at all» as Unreachable instead of the browser's «Failed to fetch». */
 async function reach(address, init) {
   try {

@@ -4,6 +4,8 @@
 // and dark schemes. Every text, Jira's included, goes in as a text node.
 // Loaded only by views/reports.js, which the router imports on demand: not part of the first load.
 
+import {day} from './format.js';
+
 const NS = 'http://www.w3.org/2000/svg';
 const WIDTH = 1000;
 const HEIGHT = 300;
@@ -89,7 +91,7 @@ export function lineChart({label, days, series, whole = false}) {
     line.values.forEach((value, index) => {
       if (value !== null && !line.dashed) {
         svg.append(s('circle', {cx: x(index), cy: y(value), r: 3, class: `dot ${line.cls}`},
-          s('title', {}, `${days[index]}: ${number(value)}`)));
+          s('title', {}, `${day(days[index])}: ${number(value)}`)));
       }
     });
   }
@@ -110,7 +112,7 @@ export function stackedArea({label, days, layers}) {
     const top = columns.map((column) => `${x(column)},${y(at(above, column))}`);
     const bottom = columns.slice().reverse().map((column) => `${x(column)},${y(at(below, column))}`);
     svg.append(s('polygon', {points: [...top, ...bottom].join(' '), class: `area ${layer.cls}`},
-      s('title', {}, `${layer.name}: ${number(layer.values[layer.values.length - 1])} на ${days[days.length - 1]}`)));
+      s('title', {}, `${layer.name}: ${number(layer.values[layer.values.length - 1])} на ${day(days[days.length - 1])}`)));
     above.forEach((value, index) => { below[index] = value; });
   }
   return svg;

@@ -5,13 +5,23 @@ import {h} from './dom.js';
 const LOCAL = new Intl.DateTimeFormat('ru-RU', {
   year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit',
   second: '2-digit'});
-const RELATIVE = new Intl.RelativeTimeFormat('ru', {numeric: 'auto'});
+// numeric 'always': «1 день назад», never «вчера» / «в прошлом году», calendar words that an
+// elapsed time rounded to a unit cannot know (see relative()).
+const RELATIVE = new Intl.RelativeTimeFormat('ru', {numeric: 'always'});
 const PLURAL = new Intl.PluralRules('ru');
 const NUMBER = new Intl.NumberFormat('ru-RU');
 const pad = (n) => String(n).padStart(2, '0');
-// [unit, seconds in it, up to how many seconds this unit is used]
+const DAY = 86400;
+const MONTH = 365.25 / 12 * DAY;  // the average month and year: elapsed time, not the calendar
+const YEAR = 365.25 * DAY;
+// [unit, seconds in it, up to how many seconds this unit is used]: a unit is used while the
+// elapsed time rounds to less than one of the next (11.5 months is «12 месяцев», so «1 год»)
 const UNITS = [['second', 1, 45], ['minute', 60, 45 * 60], ['hour', 3600, 22 * 3600],
-  ['day', 86400, 26 * 86400], ['month', 30 * 86400, 320 * 86400], ['year', 365 * 86400, Infinity]];
+  ['day', DAY, 26 * DAY], ['month', MONTH, 11.5 * MONTH], ['year', YEAR, Infinity]];
+
+// The forms of the nouns counted on more than one page (one / few / many), for plural().
+export const ISSUE_WORDS = ['задача', 'задачи', 'задач'];
+export const POINT_WORDS = ['очко', 'очка', 'очков'];
 
 /**
  * A count with its noun in the right Russian form: plural(5, ['задача', 'задачи', 'задач']) is
@@ -22,7 +32,13 @@ export function plural(count, [one, few, many]) {
   return `${NUMBER.format(count)} ${form}`;
 }
 
-/** «2 дня назад», «через 3 часа», «только что» for a Date. */
+/**
+ * «2 дня назад», «через 3 часа», «только что» for a Date. One rule for every moment: the elapsed
+ * time in the largest unit it fills (45 s, 45 min, 22 h, 26 days, 11.5 average months), rounded,
+ * whatever the calendar: on 2026-12-03, 2026-01-05 is «11 месяцев назад» and 2026-02-02
+ * «10 месяцев назад» (2026-01-05 was «в прошлом году», a calendar word, while a date a month
+ * later in the same year was months ago).
+ */
 export function relative(moment, now = Date.now()) {
   const seconds = (moment.getTime() - now) / 1000;
   if (Math.abs(seconds) < 45) return 'только что';
@@ -65,13 +81,14 @@ export function time(text) {
   if (text === null || text === undefined || text === '') return '—';
   const moment = parseTime(text);
   if (!moment) return String(text);
-  return h('time', {datetime: moment.toISOString(), title: exactText(moment)}, relative(moment));
+  return h('time', {datetime: moment.toISOString(), title: exactText(moment), 'data-relative': true},
+    relative(moment));
 }
 
-/** Rewrite every relative time under `root` for the present moment. */
+/** Rewrite every relative time under `root` for the present moment (a date stays a date). */
 export function refreshTimes(root) {
   const now = Date.now();
-  for (const element of root.querySelectorAll('time[datetime]')) {
+  for (const element of root.querySelectorAll('time[data-relative]')) {
     const moment = new Date(element.getAttribute('datetime'));
     if (!Number.isNaN(moment.getTime())) element.textContent = relative(moment, now);
   }

@@ -1,5 +1,7 @@
 // The header's search field (contract §15a): a key in any case opens its card; other text runs as
-// a JQL query in the issues list, or as `text ~ "…"` when the hub refuses it as JQL. `/` focuses it.
+// a JQL query in the issues list, or as `text ~ "…"` when the hub refuses it as JQL — then the
+// address keeps the typed text (`typed=`) and the list shows the hub's refusal beside the words it
+// searched. `/` focuses it.
 import {ApiError, get} from './api.js';
 
 const KEY = /^[a-z][a-z0-9_]*-\d+$/i;
@@ -9,18 +11,18 @@ export function textQuery(text) {
   return `text ~ "${text.replace(/[\\"]/g, (ch) => `\\${ch}`)}"`;
 }
 
-/** Where the field's text leads: `#/issues/<KEY>` or `#/issues?jql=…`. */
+/** Where the field's text leads: `#/issues/<KEY>`, `#/issues?jql=…` or, for a text the hub
+ * refuses as JQL, `#/issues?jql=text ~ "…"&typed=…`. */
 export async function destination(text) {
   const value = text.trim();
   if (KEY.test(value)) return `#/issues/${encodeURIComponent(value.toUpperCase())}`;
-  let jql = value;
   try {
     await get('/issues/count', {jql: value});
   } catch (error) {
     if (!(error instanceof ApiError) || error.status !== 422) throw error;
-    jql = textQuery(value);
+    return `#/issues?${new URLSearchParams({jql: textQuery(value), typed: value})}`;
   }
-  return `#/issues?${new URLSearchParams({jql})}`;
+  return `#/issues?${new URLSearchParams({jql: value})}`;
 }
 
 const typing = (element) => element && (element.isContentEditable

@@ -118,7 +118,12 @@ function unquote(text) {
   return match ? match[2].replace(/\\(.)/g, '$1') : text.trim();
 }
 
-/** Values in a `( … , … )` list, quotes removed. */
+/** A list item: its value with quotes removed, or null for the bare keyword EMPTY (or NULL). */
+function listItem(text) {
+  return /^(EMPTY|NULL)$/i.test(text.trim()) ? null : unquote(text);
+}
+
+/** Values in a `( … , … )` list, quotes removed; EMPTY as null. */
 function listValues(text) {
   const inner = text.trim().replace(/^\(|\)$/g, '');
   const values = [];
@@ -138,19 +143,25 @@ function listValues(text) {
       quoteChar = ch;
       current += ch;
     } else if (ch === ',') {
-      values.push(unquote(current));
+      values.push(listItem(current));
       current = '';
     } else {
       current += ch;
     }
   }
-  if (current.trim()) values.push(unquote(current));
+  if (current.trim()) values.push(listItem(current));
   return values;
 }
 
+/** {values, empty} of list items (EMPTY is null). */
+function chosenOf(items, empty = false) {
+  return {values: items.filter((item) => item !== null), empty: empty || items.includes(null)};
+}
+
 /**
- * What a term selects of a facet field, when it has the shape the facet filters write:
- * `field = v`, `field IN (v, …)`, `field IS EMPTY` or `(field IN (…) OR field IS EMPTY)`.
+ * What a term selects of a facet field, when it has the shape the facet filters write,
+ * `field IN (v, …)` with `EMPTY` among the values for «no value», or one typed by hand:
+ * `field = v`, `field IS EMPTY`, `(field IN (…) OR field IS EMPTY)`.
  * {values: [...], empty: bool} or null.
  */
 function selection(term, names) {
@@ -158,13 +169,13 @@ function selection(term, names) {
   let text = term.trim();
   const grouped = new RegExp(`^\\(\\s*${field}\\s+IN\\s*(\\(.*\\))\\s+OR\\s+${field}\\s+IS\\s+EMPTY\\s*\\)$`, 'is')
     .exec(text);
-  if (grouped) return {values: listValues(grouped[1]), empty: true};
+  if (grouped) return chosenOf(listValues(grouped[1]), true);
   text = text.replace(/^\((.*)\)$/s, '$1').trim();
   if (new RegExp(`^${field}\\s+IS\\s+(EMPTY|NULL)$`, 'i').test(text)) return {values: [], empty: true};
   const inList = new RegExp(`^${field}\\s+IN\\s*(\\(.*\\))$`, 'is').exec(text);
-  if (inList) return {values: listValues(inList[1]), empty: false};
+  if (inList) return chosenOf(listValues(inList[1]));
   const equal = new RegExp(`^${field}\\s*=\\s*("(?:[^"\\\\]|\\\\.)*"|'(?:[^'\\\\]|\\\\.)*'|[^\\s()]+)$`, 'is').exec(text);
-  if (equal) return {values: [unquote(equal[1])], empty: false};
+  if (equal) return chosenOf([listItem(equal[1])]);
   return null;
 }
 
@@ -180,18 +191,39 @@ export function facetSelection(jql, names) {
 }
 
 /**
- * The query with its selection of a facet field replaced: `field IN (…)` (and `field IS EMPTY`
- * for the empty value), or nothing when no value is chosen. Other terms stay as typed; a
- * condition with a top-level OR is kept whole in parentheses.
+ * The query with its selection of a facet field replaced: `field IN (…)`, with `EMPTY` in the
+ * list for the empty value (every choice field takes it; `issuetype IS EMPTY` is refused), or
+ * nothing when no value is chosen. Other terms stay as typed; a condition with a top-level OR is
+ * kept whole in parentheses.
  */
 export function withFacet(jql, names, field, values, empty = false) {
   const {where, order} = splitOrder(jql);
   let list = terms(where);
   if (list === null) list = [`(${where})`];
   list = list.filter((term) => !selection(term, names));
-  const listed = values.length ? `${field} IN (${values.map(quote).join(', ')})` : '';
-  const clause = listed && empty ? `(${listed} OR ${field} IS EMPTY)`
-    : listed || (empty ? `${field} IS EMPTY` : '');
-  if (clause) list.push(clause);
+  const listed = [...values.map(quote), ...(empty ? ['EMPTY'] : [])];
+  if (listed.length) list.push(`${field} IN (${listed.join(', ')})`);
   return joinQuery(list.join(' AND '), order);
+}
+
+/**
+ * The choices of the facet lists a query holds and the query without them, for
+ * `GET /issues/facets?jql=&chosen=`: each list is then counted within the query and the other
+ * lists' choices, not its own. facets: [{key, names}] (the facet's answer key and its field's
+ * names); chosen: {key: [values, null for «no value»]} for each field that exactly one top-level
+ * term selects (a field selected twice keeps its terms in the query).
+ */
+export function facetChoices(jql, facets) {
+  const {where, order} = splitOrder(jql);
+  let list = terms(where);
+  const chosen = {};
+  if (list === null) return {jql, chosen};
+  for (const {key, names} of facets) {
+    const found = list.map((term) => selection(term, names));
+    const hits = found.filter(Boolean);
+    if (hits.length !== 1) continue;
+    chosen[key] = [...hits[0].values, ...(hits[0].empty ? [null] : [])];
+    list = list.filter((term, index) => !found[index]);
+  }
+  return {jql: joinQuery(list.join(' AND '), order), chosen};
 }

@@ -6,7 +6,7 @@ import {field, fill, h, message} from './dom.js';
 import {refreshTimes} from './format.js';
 import {installGoto} from './goto.js';
 import {forgetPeople} from './people.js';
-import {routeOf} from './routes.js';
+import {ModuleMissing, routeOf} from './routes.js';
 
 const main = document.getElementById('main');
 const nav = document.getElementById('nav');
@@ -55,6 +55,10 @@ function errorView(error) {
   if (error instanceof ApiError && error.status === 0) {
     return [h('h1', {}, 'Хаб недоступен'), message(error.message),
       h('p', {}, h('button', {type: 'button', onclick: () => render()}, 'Повторить'))];
+  }
+  if (error instanceof ModuleMissing) {
+    return [h('h1', {}, 'Ошибка страницы'), message(`Ошибка страницы: ${error.message}`),
+      h('p', {}, h('button', {type: 'button', onclick: () => location.reload()}, 'Обновить страницу'))];
   }
   const text = error instanceof ApiError ? `${error.body.title || 'Ошибка'}: ${error.message}`
     : `Ошибка страницы: ${error.message}`;

@@ -30,6 +30,7 @@ const MAY_MARK = /[\\*_\-+{[h]/;
 // Longer texts are shown as plain text: Jira's own limit for a text field is 32,767 characters,
 // and past this size the page would spend seconds building nodes for a text nobody reads.
 export const MARKUP_LIMIT = 200_000;
+const PLAIN_STEP = 16_384;  // characters of a plain (over the limit) text appended at a time
 
 function el(tag, attrs, children) {
   const node = document.createElement(tag);
@@ -226,10 +227,15 @@ function cells(line) {
   return found;
 }
 
-/** Block markup of lines outside {code}/{noformat}/{quote} as nodes. */
-function blocks(text, options) {
-  const out = [];
+/**
+ * Block markup of lines outside {code}/{noformat}/{quote}, appended to `parent` as it goes (a
+ * table or a list is appended at its first line, its rows or items after); yields, after each
+ * line, the source offset reached (`base` is where `text` starts in the source).
+ */
+function* blocks(text, options, parent, base = 0) {
+  const out = {push: (node) => parent.append(node)};
   const lines = text.split(/\r?\n/);
+  let offset = base;
   let para = [];
   let lists = [];  // [{marker, element, item}] from the outermost list
   let tableBody = null;
@@ -244,6 +250,8 @@ function blocks(text, options) {
     tableBody = null;
   };
   for (const line of lines) {
+    if (offset > base) yield offset;  // the lines before this one are on the page
+    offset += line.length + 1;
     const item = LIST_ITEM.exec(line);
     if (item) {
       endParagraph();
@@ -302,18 +310,54 @@ function blocks(text, options) {
     }
   }
   endParagraph();
-  return out;
+  yield offset - 1;
+}
+
+/** Run steps to their end (a render in one go). */
+function drain(steps) {
+  for (const _ of steps);  // eslint-disable-line no-unused-vars
 }
 
 /**
- * Jira wiki markup as a `div.markup` of DOM nodes. options.person(login) may give the text shown
- * for `[~login]` (a display name); a text longer than options.limit (MARKUP_LIMIT) is shown as
- * plain text in a `div.markup.plain`.
+ * For each {quote} tag (by index in `tags`), whether it opens a quote that a later tag closes:
+ * the render's own walk over the tags (code blocks skipped the same way), without building nodes,
+ * so that a quote can be drawn while it is read (an unclosed one is shown as typed).
  */
-export function renderMarkup(source, options = {}) {
-  const text = typeof source === 'string' ? source : '';
+function closedQuotes(tags, nextClose) {
+  const closed = new Uint8Array(tags.length);
+  let at = 0;
+  let open = -1;
+  for (let index = 0; index < tags.length; index += 1) {
+    const tag = tags[index];
+    if (tag.index < at) continue;
+    at = tag.index + tag[0].length;
+    if (tag[1] === 'quote') {
+      if (open >= 0) {
+        closed[open] = 1;
+        open = -1;
+      } else {
+        open = index;
+      }
+    } else if (nextClose[index] >= 0) {
+      at = tags[nextClose[index]].index + tags[nextClose[index]][0].length;
+      index = nextClose[index];
+    }
+  }
+  return closed;
+}
+
+/**
+ * The render's steps: nodes appended to `root` as the source is read, yielding the source offset
+ * reached after each line or block (what markupInSteps counts its budget in).
+ */
+function* build(text, options, root) {
   if (text.length > (options.limit ?? MARKUP_LIMIT)) {
-    return el('div', {class: 'markup plain'}, [text]);
+    root.setAttribute('class', 'markup plain');
+    for (let at = 0; at < text.length; at += PLAIN_STEP) {
+      root.append(text.slice(at, at + PLAIN_STEP));
+      yield Math.min(text.length, at + PLAIN_STEP);
+    }
+    return;
   }
   const tags = [...text.matchAll(BLOCK_TAG)];
   // For each tag, the index of the next bare closing tag of its kind (one pass from the end).
@@ -323,27 +367,29 @@ export function renderMarkup(source, options = {}) {
     nextClose[index] = seen[tags[index][1]];
     if (tags[index][2] === undefined) seen[tags[index][1]] = index;
   }
-  const out = [];
-  let quote = null;  // {tag, nodes} of an open {quote}
+  const closed = closedQuotes(tags, nextClose);
+  let parent = root;  // an open {quote}'s blockquote, else the root
   let plain = '';
+  let plainAt = 0;  // where `plain` starts in the source
   let at = 0;
-  const flushPlain = () => {
-    if (plain) for (const node of blocks(plain, options)) (quote ? quote.nodes : out).push(node);
-    plain = '';
-  };
   for (let index = 0; index < tags.length; index += 1) {
     const tag = tags[index];
     if (tag.index < at) continue;  // inside a code block
+    if (!plain) plainAt = at;
     plain += text.slice(at, tag.index);
     at = tag.index + tag[0].length;
     const kind = tag[1];
     if (kind === 'quote') {
-      flushPlain();
-      if (quote) {
-        if (quote.nodes.length) out.push(el('blockquote', {}, quote.nodes));
-        quote = null;
-      } else {
-        quote = {tag: tag[0], nodes: []};
+      yield* blocks(plain, options, parent, plainAt);
+      plain = '';
+      if (parent !== root) {
+        if (!parent.childNodes.length) parent.remove();  // an empty quote is not drawn
+        parent = root;
+      } else if (closed[index]) {
+        parent = el('blockquote');
+        root.append(parent);
+      } else {  // never closed: the tag shown as typed, what follows outside a quote
+        drain(blocks(tag[0], options, root));
       }
       continue;
     }
@@ -353,19 +399,60 @@ export function renderMarkup(source, options = {}) {
       plain += tag[0];  // never closed: shown as typed
       continue;
     }
-    flushPlain();
+    yield* blocks(plain, options, parent, plainAt);
+    plain = '';
     const body = text.slice(at, tags[close].index).replace(/^\r?\n/, '').replace(/\r?\n$/, '');
     const language = kind === 'code' && tag[2] ? tag[2].split('|')[0].trim() : '';
     const attrs = {class: kind === 'code' ? 'code' : 'noformat'};
     if (language && !language.includes('=')) attrs['data-lang'] = language;
-    (quote ? quote.nodes : out).push(el('pre', attrs, [el('code', {}, [body])]));
+    parent.append(el('pre', attrs, [el('code', {}, [body])]));
     at = tags[close].index + tags[close][0].length;
     index = close;
+    yield at;
   }
+  if (!plain) plainAt = at;
   plain += text.slice(at);
-  flushPlain();
-  if (quote) {  // never closed: shown as typed
-    for (const node of [...blocks(quote.tag, options), ...quote.nodes]) out.push(node);
-  }
-  return el('div', {class: 'markup'}, out);
+  yield* blocks(plain, options, parent, plainAt);
+}
+
+/**
+ * Jira wiki markup as a `div.markup` of DOM nodes. options.person(login) may give the text shown
+ * for `[~login]` (a display name); a text longer than options.limit (MARKUP_LIMIT) is shown as
+ * plain text in a `div.markup.plain`.
+ */
+export function renderMarkup(source, options = {}) {
+  const root = el('div', {class: 'markup'});
+  drain(build(typeof source === 'string' ? source : '', options, root));
+  return root;
+}
+
+/**
+ * Jira markup rendered in steps, for texts too big to build at once (a 130 KB wiki table is
+ * ~40,000 nodes, seconds of a blocked tab): `element` holds what is rendered so far, `rendered`
+ * how many characters of the source that is (the whole source when `done`). `advance(stop)`
+ * renders on, a line or block at a time, until `stop()` says so or the source ends; it returns
+ * `done`. The first call renders the first `options.budget` characters (at a line's end; all
+ * of a text within it). The nodes equal renderMarkup's in the end.
+ */
+export function markupInSteps(source, options = {}) {
+  const text = typeof source === 'string' ? source : '';
+  const element = el('div', {class: 'markup'});
+  const steps = build(text, options, element);
+  const state = {element, rendered: 0, done: false, size: text.length};
+  state.advance = (stop) => {
+    while (!state.done) {
+      const next = steps.next();
+      if (next.done) {
+        state.done = true;
+        state.rendered = text.length;
+      } else {
+        state.rendered = next.value;
+        if (stop()) break;
+      }
+    }
+    return state.done;
+  };
+  const budget = options.budget ?? Infinity;
+  state.advance(() => state.rendered >= budget);
+  return state;
 }

@@ -2,9 +2,35 @@
 // address's parameters), `args` (the path's captured parts) and `isCurrent()`. A view's module
 // (and what only it imports: the markup renderer, the card's actions) loads when the view first
 // opens, so the first load carries the page's frame and the view it opens on.
+import {Unreachable, hubAnswers} from './api.js';
 import {h} from './dom.js';
 
-const lazy = (path) => (context) => import(path).then((module) => module.default(context));
+/** A view's module that did not arrive although the hub answers: the page offers a reload. */
+export class ModuleMissing extends Error {
+  constructor(path, cause) {
+    super(`не загрузилась часть страницы (${path.replace(/^\.\//, '')}): ${cause.message}`);
+    this.cause = cause;
+  }
+}
+
+/**
+ * A view's module. When it does not arrive (the browser's «Failed to fetch dynamically imported
+ * module», a TypeError) and the hub does not answer either, that is «хаб недоступен» like an API
+ * call without an answer: the page offers «Повторить», and the next import fetches the module
+ * again. When the hub answers, the module itself is missing, or the browser keeps the failed
+ * import (the HTML standard once said so): only a reload helps (ModuleMissing).
+ */
+async function load(path) {
+  try {
+    return await import(path);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;  // a SyntaxError: a bug of the page
+    if (!(await hubAnswers())) throw new Unreachable();
+    throw new ModuleMissing(path, error);
+  }
+}
+
+const lazy = (path) => (context) => load(path).then((module) => module.default(context));
 const board = lazy('./views/board.js');
 const batch = lazy('./views/batch.js');
 const batches = lazy('./views/batches.js');
@@ -27,7 +53,7 @@ const ROUTES = [
   ['command', /^\/commands\/([^/]+)$/, command],
   ['new-batch', /^\/new-batch$/, newBatch],
   ['changes', /^\/changes$/, changes],
-  ['reports', /^\/reports\/([^/]+)$/, (context) => import('./views/reports.js').then((module) => module.default(context))],
+  ['reports', /^\/reports\/([^/]+)$/, lazy('./views/reports.js')],
 ];
 
 async function notFound() {

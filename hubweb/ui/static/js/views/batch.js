@@ -1,5 +1,6 @@
 // #/batches/<id>?command=<id> — one batch: its commands with status, deliveries, error and
-// result; cancel; «Повторить неудавшиеся» for a finished batch with failed commands.
+// result; cancel; «Повторить неудавшиеся» for a finished batch with failed commands, or the link
+// to its retry once it has one (a batch is retried once: the hub answers a second retry 409).
 import {get, post, seg} from '../api.js';
 import {details, fill, h, message, table, valueList} from '../dom.js';
 import {COMMAND_TYPE, batchStatus, commandStatus, counts, seconds, time} from '../format.js';
@@ -77,6 +78,9 @@ function cancelControls(batch, refresh) {
 
 /** A new batch of copies of the failed commands (and the skipped ones that needed them). */
 function retryControls(batch) {
+  if (batch.retried_by) {
+    return h('div', {class: 'retry'}, 'Неудавшиеся уже повторены: ', batchLink(batch.retried_by));
+  }
   if (OPEN.has(batch.status) || !batch.counts.failed) return null;
   const status = h('div', {class: 'form-status'});
   const retry = h('button', {type: 'button'}, 'Повторить неудавшиеся');

@@ -3,11 +3,10 @@
 // with a control to choose another sprint or the whole board; the sprints with their done counts.
 import {get, seg} from '../api.js';
 import {field, h, table} from '../dom.js';
-import {SPRINT_STATE, badge, plural, time} from '../format.js';
+import {ISSUE_WORDS, SPRINT_STATE, badge, plural, time} from '../format.js';
 import {person} from '../people.js';
 import {address, filterForm, issueLink, section} from './common.js';
 
-const ISSUES = ['задача', 'задачи', 'задач'];
 const WHOLE_BOARD = 'all';
 
 function card(c) {
@@ -27,7 +26,7 @@ function cardList(col) {
   const rest = col.issues.slice(col.cards.length);
   if (!rest.length) return list;
   const more = h('button', {type: 'button', class: 'secondary'},
-    `Показать остальные: ${plural(rest.length, ISSUES)}`);
+    `Показать остальные: ${plural(rest.length, ISSUE_WORDS)}`);
   more.addEventListener('click', () => {
     list.append(...rest.map((key) => h('li', {class: 'card card-key'}, issueLink(key))));
     more.remove();
@@ -37,7 +36,7 @@ function cardList(col) {
 
 function column(col, index, total) {
   const done = index === total - 1;
-  const count = plural(col.issues.length, ISSUES);
+  const count = plural(col.issues.length, ISSUE_WORDS);
   return h('section', {class: done ? 'board-column done' : 'board-column',
     'aria-label': `${col.name}${done ? ' (готово)' : ''}: ${count}`},
     h('h2', {}, col.name || 'без имени', ' ', h('span', {class: 'count'}, count),

@@ -4,8 +4,8 @@
 // a batch after a preview, the service note editor and the change history.
 import {cachedGet, download, get, post, put, seg} from '../api.js';
 import {details, field, fill, h, message, table} from '../dom.js';
-import {ATTACHMENT_STATE, FIELD_NAME, SPRINT_STATE, badge, day, plural, size, time} from '../format.js';
-import {renderMarkup} from '../markup.js';
+import {ATTACHMENT_STATE, FIELD_NAME, ISSUE_WORDS, SPRINT_STATE, badge, day, plural, size, time} from '../format.js';
+import {markupInSteps} from '../markup.js';
 import {learnPeople, nameOf, person} from '../people.js';
 import {address, commandLink, issueLink, rememberAuthor, rememberedAuthor, section, showErrors} from './common.js';
 import issueActions from './issue-actions.js';
@@ -19,7 +19,57 @@ const NOTE_TEXTS = [
 const CHANGES_PAGE = 100;
 const EPIC_PAGE = 50;
 const EPIC_NAMES = new Set(['Epic', 'Эпик']);  // when issue_types has no epic: Jira's own names
-const markup = (text) => renderMarkup(text, {person: nameOf});
+// Big descriptions and comments render in part, the rest on request (a 130 KB wiki table is
+// ~40,000 nodes: seconds of a blocked tab when built at once). Each text renders up to
+// PREVIEW_CHARS at once (to a line's end), a card up to CARD_PREVIEW_CHARS in all (then each
+// further text its first MIN_PREVIEW_CHARS); «Показать всё» renders the rest in idle time,
+// SLICE_MS at a time.
+const PREVIEW_CHARS = 16_000;
+const CARD_PREVIEW_CHARS = 32_000;
+const MIN_PREVIEW_CHARS = 2_000;
+const SLICE_MS = 12;
+const later = (callback) => (window.requestIdleCallback
+  ? requestIdleCallback(callback, {timeout: 200}) : setTimeout(callback, 0));
+
+/** The rest of a text rendered in idle-time slices, its progress in `note`; then `done()`. */
+function renderRest(steps, wrap, note, done) {
+  const slice = (deadline) => {
+    if (!wrap.isConnected) return;  // the page went on to another view
+    const idle = deadline && !deadline.didTimeout ? deadline.timeRemaining() : SLICE_MS;
+    const until = performance.now() + Math.min(SLICE_MS, idle);
+    if (steps.advance(() => performance.now() >= until)) {
+      done();
+      return;
+    }
+    note.textContent = `Отображается… ${Math.floor((100 * steps.rendered) / steps.size)} %`;
+    later(slice);
+  };
+  later(slice);
+}
+
+/**
+ * Jira markup of a description or comment as nodes; a big one in part with «Показать всё».
+ * `allowance.left`: the characters the card may still render at once.
+ */
+function markup(text, allowance) {
+  const budget = Math.max(MIN_PREVIEW_CHARS, Math.min(PREVIEW_CHARS, allowance.left));
+  const steps = markupInSteps(text, {person: nameOf, budget});
+  allowance.left -= steps.rendered;
+  if (steps.done) return steps.element;
+  const note = h('span', {}, `Показано начало: ${Math.floor((100 * steps.rendered) / steps.size)} % текста. `);
+  const button = h('button', {type: 'button', class: 'secondary'}, 'Показать всё');
+  const footer = h('p', {class: 'markup-more', role: 'status'}, note, button);
+  const wrap = h('div', {class: 'markup-partial'}, steps.element, footer);
+  button.addEventListener('click', () => {
+    button.remove();
+    note.textContent = 'Отображается…';
+    renderRest(steps, wrap, note, () => {
+      footer.remove();
+      wrap.classList.remove('markup-partial');
+    });
+  });
+  return wrap;
+}
 
 function fields(issue) {
   return details([
@@ -61,13 +111,13 @@ function links({outward, inward}) {
     h('div', {}, h('h3', {}, 'Входящие'), list(inward, 'Нет.')));
 }
 
-function comments(items) {
+function comments(items, allowance) {
   if (!items.length) return h('p', {class: 'empty'}, 'Комментариев нет.');
   return h('ol', {class: 'comments'}, items.map((c) => h('li', {class: 'comment'},
     h('p', {class: 'comment-meta'}, h('span', {class: 'author'}, c.author ? person(c.author) : 'без автора'),
       ' · ', time(c.created_at || c.created),
       c.updated && c.updated !== c.created ? [' · изменён ', time(c.updated)] : null),
-    h('div', {class: 'text'}, markup(c.body || '')))));
+    h('div', {class: 'text'}, markup(c.body || '', allowance)))));
 }
 
 async function saveBlob(attachment) {
@@ -241,7 +291,7 @@ function epicIssues(key) {
       return;
     }
     fill(body,
-      h('p', {}, `В эпике ${plural(total.count, ['задача', 'задачи', 'задач'])}`,
+      h('p', {}, `В эпике ${plural(total.count, ISSUE_WORDS)}`,
         total.count > page.items.length ? ['; первые ', String(page.items.length), ' · '] : ' · ',
         h('a', {href: address('/issues', {jql})}, 'в списке задач')),
       h('ul', {class: 'links'}, page.items.map((i) => h('li', {}, linkedIssue(i)))));
@@ -264,6 +314,9 @@ export default async function issue({args: [key]}) {
   const epicType = (settings.issue_types && settings.issue_types.epic && settings.issue_types.epic.name)
     || null;
   const isEpic = card.issue_type && (epicType ? card.issue_type === epicType : EPIC_NAMES.has(card.issue_type));
+  const allowance = {left: CARD_PREVIEW_CHARS};  // the description first, then the comments
+  const description = card.description ? h('div', {class: 'description'}, markup(card.description, allowance))
+    : h('p', {class: 'empty'}, 'Описания нет.');
   return [
     h('h1', {}, h('span', {class: 'key'}, card.key), ' ', h('span', {class: 'summary'}, card.summary || '')),
     h('p', {class: 'lead'},
@@ -272,11 +325,10 @@ export default async function issue({args: [key]}) {
     h('div', {class: 'card-grid'},
       h('div', {class: 'card-main'},
         section('Поля', fields(card)),
-        section('Описание', card.description ? h('div', {class: 'description'}, markup(card.description))
-          : h('p', {class: 'empty'}, 'Описания нет.')),
+        section('Описание', description),
         section('Связи', links(card.links)),
         isEpic ? epicIssues(card.key) : null,
-        section(`Комментарии (${card.comments.length})`, comments(card.comments)),
+        section(`Комментарии (${card.comments.length})`, comments(card.comments, allowance)),
         section('Вложения', attachments(card.attachments)),
         section('Спринты', sprints(card.sprints))),
       h('div', {class: 'card-side'},

@@ -7,13 +7,12 @@
 // The address holds the whole query, so a list is a link that can be shared.
 import {ApiError, cachedGet, download, get} from '../api.js';
 import {field, h, message, uid} from '../dom.js';
-import {badge, plural, time} from '../format.js';
-import {facetSelection, quote, firstSort, sortedBy, withFacet} from '../jql-text.js';
+import {ISSUE_WORDS, badge, plural, time} from '../format.js';
+import {facetChoices, facetSelection, quote, firstSort, sortedBy, withFacet} from '../jql-text.js';
 import {person} from '../people.js';
 import {address, issueLink, pager, rememberedAuthor} from './common.js';
 
 const PAGE = 100;
-const ISSUES = ['задача', 'задачи', 'задач'];
 const TZ = Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 // Filters of §15's addresses before the query language; an address with them is rewritten as JQL.
 const LEGACY = ['neighbor', 'status', 'assignee', 'q', 'text', 'updated_since'];
@@ -149,6 +148,19 @@ function issueTable(items, jql, go, caption) {
     h('tbody', {}, items.map((item) => h('tr', {}, COLUMNS.map((c) => h('td', {}, c.cell(item))))))));
 }
 
+/**
+ * What the header search did with a text the hub refused as JQL: the hub's refusal, the words it
+ * searched instead, and a link that opens the text as a query to correct it.
+ */
+function typedNotice(query, refusal) {
+  const reason = [refusal.fields.jql || refusal.message].flat().join('; ');
+  return h('p', {class: 'message message-info typed-refusal', role: 'status'},
+    'Не запрос JQL: ', h('span', {class: 'refusal'}, reason), '. Искали слова «',
+    h('span', {class: 'typed'}, query.typed), '» в тексте задач. ',
+    h('a', {href: address('/issues', {project: query.project, jql: query.typed})},
+      'Исправить как запрос JQL'));
+}
+
 async function saveCsv(query, status) {
   status.textContent = 'Готовится CSV…';
   try {
@@ -184,19 +196,31 @@ export default async function issues({query: asked, isCurrent}) {
   let page = null;
   let total = null;
   let refusal = null;
-  // The facet lists count within the query without the lists' own choices, so a list keeps
-  // offering every value while some are chosen (multi-select) and a choice can be widened. They
-  // are asked for once, when a list is first opened.
-  const unfiltered = FACETS.reduce((text, spec) => withFacet(text, spec.names, spec.field, []), jql);
+  // Each facet list counts within the query and the other lists' choices, without its own, so
+  // a list keeps offering every value while some are chosen (multi-select) and a choice can be
+  // widened: the query goes without its facet terms, the choices beside it (`chosen`), one
+  // request for all lists, asked for once, when a list is first opened.
+  const {jql: unchosen, chosen} = facetChoices(jql, FACETS);
   let facetsAnswer = null;
   const facets = () => {
-    facetsAnswer = facetsAnswer || get('/issues/facets', {...scope, jql: unfiltered});
+    facetsAnswer = facetsAnswer || get('/issues/facets', {...scope, jql: unchosen,
+      chosen: Object.keys(chosen).length ? JSON.stringify(chosen) : null});
     return facetsAnswer;
   };
+  // the header search ran `typed` as words because the hub refused it as JQL: ask for that
+  // refusal again (the address alone says what was typed, so a reload or a shared link shows it)
+  const typedRefusal = query.typed && query.typed !== jql
+    ? get('/issues/count', {jql: query.typed, project: query.project, tz: TZ}).then(() => null,
+      (error) => {
+        if (!(error instanceof ApiError) || error.status !== 422) throw error;
+        return error;
+      })
+    : null;
+  let refusedTyped = null;
   try {
-    [page, total] = await Promise.all([
+    [page, total, refusedTyped] = await Promise.all([
       get('/issues', {...scope, limit: PAGE, cursor: query.cursor}),
-      get('/issues/count', scope)]);
+      get('/issues/count', scope), typedRefusal]);
   } catch (error) {
     if (!(error instanceof ApiError) || error.status !== 422) throw error;
     refusal = error;
@@ -234,7 +258,7 @@ export default async function issues({query: asked, isCurrent}) {
     h('h1', {}, title),
     project ? h('p', {class: 'lead'}, project.name, ' · ',
       h('a', {href: `#/board/${encodeURIComponent(project.label)}`}, 'доска проекта')) : null,
-    form, examplesLine];
+    form, refusedTyped ? typedNotice(query, refusedTyped) : null, examplesLine];
   if (refusal) return [...head, message('Хаб не принял запрос: исправьте его в поле выше.', 'info')];
 
   const csvStatus = h('span', {class: 'inline-status', role: 'status'});
@@ -246,7 +270,7 @@ export default async function issues({query: asked, isCurrent}) {
     h('div', {class: 'facets', role: 'group', 'aria-label': 'Фильтры по значениям'},
       FACETS.map((spec) => facetControl(spec, jql, go, facets))),
     h('p', {class: 'total'},
-      h('strong', {class: 'count', 'aria-live': 'polite'}, `Найдено: ${plural(total.count, ISSUES)}`),
+      h('strong', {class: 'count', 'aria-live': 'polite'}, `Найдено: ${plural(total.count, ISSUE_WORDS)}`),
       page.items.length && first && total.count > page.items.length
         ? ` · на странице первые ${page.items.length}` : '',
       page.ranked_within ? ` · по релевантности среди ${page.ranked_within} новейших` : '',

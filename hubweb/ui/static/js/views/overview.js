@@ -2,7 +2,7 @@
 // the last sync runs.
 import {get} from '../api.js';
 import {fill, h, table} from '../dom.js';
-import {RUN_KIND, badge, time} from '../format.js';
+import {RUN_KIND, badge, plural, time} from '../format.js';
 import {IDLE_REFRESH_SECONDS, REFRESH_SECONDS, anyOpen, autoRefresh, batchTable, commandLink,
   section} from './common.js';
 
@@ -17,7 +17,8 @@ function agentsTable(agents) {
     {label: 'Последний вызов Jira', cell: (a) => time(a.last_call_at)},
     {label: 'Выдано повторно', cell: (a) => (a.redelivered.length
       ? h('ul', {class: 'plain'}, a.redelivered.map((c) => h('li', {},
-        commandLink(c.id), ` (${c.type}), выдач: ${c.deliveries}, последняя `, time(c.claimed_at))))
+        commandLink(c.id), ` (${c.type}), ${plural(c.deliveries, ['выдача', 'выдачи', 'выдач'])}, последняя `,
+        time(c.claimed_at))))
       : '—')},
   ], agents, {empty: 'Модулей нет.', hideCaption: true});
 }

@@ -5,7 +5,7 @@
 // The router imports this module on demand, so neither it nor charts.js is in the first load.
 import {ApiError, get, seg} from '../api.js';
 import {field, h, message, table} from '../dom.js';
-import {SPRINT_STATE, day, parseTime, time} from '../format.js';
+import {ISSUE_WORDS, POINT_WORDS, SPRINT_STATE, day, exactText, parseTime, plural, time} from '../format.js';
 import {barChart, lineChart, number, scatter, stackedArea} from '../charts.js';
 import {address, filterForm, issueLink, section} from './common.js';
 
@@ -34,6 +34,17 @@ function dayIn(moment, zone) {
   const part = (type) => parts.find((p) => p.type === type).value;
   return `${part('year')}-${part('month')}-${part('day')}`;
 }
+
+/** A hub time as its date in `zone` («03.12.2026»), the exact moment on hover; not relative. */
+function dateIn(text, zone) {
+  const moment = parseTime(text);
+  if (!moment) return text || '—';
+  return h('time', {datetime: moment.toISOString(), title: exactText(moment)}, day(dayIn(moment, zone)));
+}
+
+/** A count of points or issues with its noun: «34 очка», «1 задача»; fractions to 0.01. */
+const amount = (value, forms) => (value === null || value === undefined ? '—'
+  : plural(Math.round(value * 100) / 100, forms));
 
 function nextDay(text) {
   const moment = new Date(`${text}T00:00:00Z`);
@@ -92,7 +103,8 @@ function burndownSection(label, sprints, chosen, report, zone) {
   }
   if (report instanceof ApiError) return section('Сгорание спринта', picker, message(report.message, 'info'));
   const byPoints = report.points.committed > 0;
-  const unit = byPoints ? 'очков' : 'задач';
+  const forms = byPoints ? POINT_WORDS : ISSUE_WORDS;
+  const unit = forms[2];  // «Осталось очков»: the genitive plural a label without a number takes
   const committed = byPoints ? report.points.committed : report.committed.length;
   const remaining = report.burndown.map((d) => (byPoints ? d.remaining_points : d.remaining_issues));
   // the ideal line runs from the commitment to zero on the sprint's planned end (or its last day)
@@ -105,16 +117,18 @@ function burndownSection(label, sprints, chosen, report, zone) {
   const actual = days.map((_, index) => (index < remaining.length ? remaining[index] : null));
   const last = report.burndown.at(-1);
   const name = report.sprint.name || String(report.sprint.sprint_id);
-  const aria = `Сгорание спринта «${name}» в ${unit === 'очков' ? 'очках' : 'задачах'}: взято ${number(committed)} ${unit}, `
-    + `на ${day(last.date)} осталось ${number(byPoints ? last.remaining_points : last.remaining_issues)} ${unit}; `
+  const aria = `Сгорание спринта «${name}» в ${byPoints ? 'очках' : 'задачах'}: взято ${amount(committed, forms)}, `
+    + `на ${day(last.date)} осталось ${amount(byPoints ? last.remaining_points : last.remaining_issues, forms)}; `
     + `задач взято ${report.committed.length}, добавлено ${report.added.length}, убрано ${report.removed.length}, `
     + `выполнено ${report.completed.length}, не выполнено ${report.not_completed.length}.`;
   const lists = [['Взято в спринт', 'committed'], ['Добавлено', 'added'], ['Убрано', 'removed'],
     ['Выполнено', 'completed'], ['Не выполнено', 'not_completed']];
   return section(`Сгорание спринта «${name}»`, picker,
-    h('p', {class: 'lead'}, SPRINT_STATE[report.sprint.state] || report.sprint.state, ' · с ', time(report.start),
-      ' по ', time(report.end), report.sprint.goal ? ` · цель: ${report.sprint.goal}` : ''),
-    figures(lists.map(([title, key]) => [title, `${report[key].length} · ${number(report.points[key])} оч.`])),
+    h('p', {class: 'lead'}, SPRINT_STATE[report.sprint.state] || report.sprint.state, ' · с ',
+      dateIn(report.start, zone), ' по ', dateIn(report.end, zone),
+      report.sprint.goal ? ` · цель: ${report.sprint.goal}` : ''),
+    figures(lists.map(([title, key]) => [title,
+      `${amount(report[key].length, ISSUE_WORDS)} · ${amount(report.points[key], POINT_WORDS)}`])),
     figure(lineChart({label: aria, days, whole: !byPoints, series: [
       {name: `Осталось ${unit}`, values: actual, cls: 'series-0'},
       {name: 'Идеальная линия', values: ideal, cls: 'ideal', dashed: true}]}),
@@ -170,19 +184,21 @@ function velocitySection(velocity) {
     return section('Скорость команды', h('p', {class: 'empty'}, 'Закрытых спринтов нет.'));
   }
   const byPoints = items.some((item) => item.committed_points > 0);
-  const unit = byPoints ? 'очков' : 'задач';
+  const forms = byPoints ? POINT_WORDS : ISSUE_WORDS;
+  const unit = forms[2];  // «Взято очков»
   const value = (item, what) => (byPoints ? item[`${what}_points`] : item[`${what}_issues`]);
   const average = items.reduce((sum, item) => sum + value(item, 'completed'), 0) / items.length;
   const last = items.at(-1);
-  const aria = `Скорость за ${items.length} закрытых спринтов в ${byPoints ? 'очках' : 'задачах'}: в среднем `
-    + `выполнено ${number(average)} ${unit} за спринт; последний, «${last.name}»: взято ${number(value(last, 'committed'))}, `
+  const aria = `Скорость за ${plural(items.length, ['закрытый спринт', 'закрытых спринта', 'закрытых спринтов'])} `
+    + `в ${byPoints ? 'очках' : 'задачах'}: в среднем выполнено ${amount(average, forms)} за спринт; `
+    + `последний, «${last.name}»: взято ${number(value(last, 'committed'))}, `
     + `выполнено ${number(value(last, 'completed'))}.`;
   return section('Скорость команды',
     figure(barChart({label: aria, whole: !byPoints, groups: items.map((item) => ({name: item.name || String(item.sprint_id),
       values: [value(item, 'committed'), value(item, 'completed')]})),
     series: [{name: 'Взято', cls: 'series-4'}, {name: 'Выполнено', cls: 'series-2'}]}),
     [[`Взято ${unit}`, 'series-4'], [`Выполнено ${unit}`, 'series-2']],
-    `В среднем выполнено ${number(average)} ${unit} за спринт.`),
+    `В среднем выполнено ${amount(average, forms)} за спринт.`),
     table('Взято и выполнено по закрытым спринтам', [
       {label: 'Спринт', cell: (item) => item.name || String(item.sprint_id)},
       {label: 'Взято задач', cell: (item) => String(item.committed_issues), class: 'num'},
