@@ -123,7 +123,9 @@ def test_a_read_whose_client_has_gone_stops_and_frees_its_thread(server, kind):
     time.sleep(0.3)
     status, _, _, seconds = request(server, 'GET', '/projects', server.client)
     assert status == 200 and seconds < 2.0, (status, seconds)
-    assert 'клиент отключился' in server.log_text()
+    # the hub's line, or waitress's when the stream's last words found the socket closed
+    log = server.log_text()
+    assert 'клиент отключился' in log or 'Client disconnected while serving /issues.csv' in log
 
 
 def test_a_read_past_the_deadline_is_503_with_retry_after(server, slow_dir):
