@@ -233,7 +233,7 @@ function cycleTable(cycle, more) {
       {empty: 'За период задачи не выполнялись.'})];
     if (left > 0 && (shown < items.length || cursor)) {
       const button = h('button', {type: 'button', class: 'secondary'},
-        `Показать ещё ${Math.min(left, CYCLE_ROWS)} (всего ${cycle.summary.count})`);
+        `Показать ещё ${Math.min(left, CYCLE_ROWS)} (всего ${plural(cycle.summary.count, ISSUE_WORDS)})`);
       button.addEventListener('click', async () => {
         button.disabled = true;
         if (rows + CYCLE_ROWS > items.length && cursor) {
@@ -266,11 +266,11 @@ function cycleSection(cycle, zone, more) {
     const to = Math.max(...points.map((p) => p.at));
     const ticks = [0, 1, 2, 3, 4].map((i) => from + ((to - from) * i) / 4)
       .map((at) => ({at, text: day(dayIn(new Date(at), zone)).slice(0, 5)}));
-    const aria = `Время цикла ${points.length} выполненных задач за последние 90 дней: p50 — `
+    const aria = `Время цикла ${plural(points.length, ['выполненной задачи', 'выполненных задач', 'выполненных задач'])} за последние 90 дней: p50 — `
       + `${number(summary.cycle_days.p50)} дн., p85 — ${number(summary.cycle_days.p85)} дн., p95 — `
       + `${number(summary.cycle_days.p95)} дн.; lead time p50 — ${number(summary.lead_days.p50)} дн.`;
     const partial = items.length < summary.count
-      ? ` Точки — первые ${items.length} задач из ${summary.count} по ключу; p50 и p85 — по всем.` : '';
+      ? ` Точки — первые ${items.length} по ключу из ${plural(summary.count, ISSUE_WORDS)}; p50 и p85 — по всем.` : '';
     chart = figure(scatter({label: aria, points, from, to: to === from ? from + 86400000 : to, ticks: to === from ? ticks.slice(0, 1) : ticks,
       lines: [{name: 'p50', value: summary.cycle_days.p50, cls: 'series-2'},
         {name: 'p85', value: summary.cycle_days.p85, cls: 'series-5'}]}),
