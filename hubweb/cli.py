@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import re
 import sys
 from contextlib import contextmanager
@@ -22,7 +23,6 @@ from hublib.models import SCHEMA_VERSION
 from hublib.settings import TOKEN_ROLES
 
 from . import limits
-from .demo import DEMO_DATA_DIR, claim_demo_directory
 
 log = logging.getLogger('hubweb.cli')
 
@@ -116,6 +116,24 @@ def _origin(text: str) -> str:
         raise argparse.ArgumentTypeError(str(error)) from None
 
 
+def _url(text: str) -> str:
+    from .jira_agent import check_url
+    try:
+        return check_url(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'ожидается число секунд, получено {text!r}') from None
+    if not 0 <= value <= 3600:
+        raise argparse.ArgumentTypeError('ожидается число секунд от 0 до 3600')
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = RussianArgumentParser(prog='sdlc-hub',
                                    description='sdlc-hub: зеркало Jira и очередь команд агента')
@@ -158,7 +176,7 @@ def _parser() -> argparse.ArgumentParser:
                        help='через сколько секунд простоя закрыть соединение; '
                             f'по умолчанию {limits.CHANNEL_TIMEOUT}')
     serve.add_argument('--demo', action='store_true',
-                       help='демо: проекты, настройки и симулятор агента с фальшивой Jira, в своём '
+                       help='демо: проекты, настройки, фальшивая Jira и агент между ней и хабом, в своём '
                             'каталоге (по умолчанию ./hub-demo); чужой непустой каталог не трогает')
     mcp = command('mcp', 'MCP-сервер для ИИ-ассистентов: stdio, с --http — streamable HTTP')
     mcp.add_argument('--http', action='store_true', help='streamable HTTP на /mcp вместо stdio')
@@ -172,6 +190,33 @@ def _parser() -> argparse.ArgumentParser:
     mcp.add_argument('--allow-origin', type=_origin, action='append', default=[], metavar='URL',
                      help='для --http: ещё один разрешённый источник (Origin) и его адрес (Host), '
                           'например https://hub.example.com; можно несколько раз')
+    # No abbreviations: ``--jira-token SECRET`` must be an unknown option, not --jira-token-file
+    # with the secret for a path (which the error would then print).
+    agent = commands.add_parser(
+        'agent', allow_abbrev=False,
+        help='агент Jira: выполнять команды хаба в Jira (Cloud или Data Center)',
+        description='Агент Jira: берёт команды из очереди хаба, выполняет их в Jira и присылает '
+                    'прочитанное. Токены — только из переменных окружения или файлов: токен '
+                    'агента хаба — SDLC_HUB_AGENT_TOKEN или --hub-token-file, токен Jira — '
+                    'JIRA_TOKEN или --jira-token-file (Cloud: API-токен вместе с --jira-user; '
+                    'Data Center: персональный токен доступа, без --jira-user).')
+    agent.add_argument('--hub', required=True, type=_url, metavar='URL', help='адрес хаба')
+    agent.add_argument('--jira', required=True, type=_url, metavar='URL', help='адрес Jira')
+    agent.add_argument('--jira-user', metavar='EMAIL',
+                       help='Jira Cloud: e-mail учётной записи (Basic с API-токеном); без него — '
+                            'Data Center с персональным токеном (Bearer)')
+    agent.add_argument('--module', default='jira', help='модуль агента (по умолчанию jira)')
+    agent.add_argument('--once', action='store_true',
+                       help='выполнить всё, что есть в очереди, и выйти (для скриптов)')
+    agent.add_argument('--hub-token-file', type=Path, metavar='ФАЙЛ',
+                       help='файл с токеном агента хаба (иначе SDLC_HUB_AGENT_TOKEN)')
+    agent.add_argument('--jira-token-file', type=Path, metavar='ФАЙЛ',
+                       help='файл с токеном Jira (иначе JIRA_TOKEN)')
+    agent.add_argument('--poll', type=_seconds, default=3.0, metavar='СЕКУНД',
+                       help='как часто спрашивать хаб, когда команд нет (по умолчанию 3)')
+    agent.add_argument('--index-lag', type=_seconds, default=5.0, metavar='СЕКУНД',
+                       help='сколько ждать индекса поиска Jira, прежде чем повторно выданная '
+                            'команда заведёт задачу, которую не нашла (по умолчанию 5)')
     command('backup', 'сделать резервную копию базы в backups/')
     cleanup = command('cleanup', 'убрать из files/ файлы, на которые нет ссылок')
     cleanup.add_argument('--dry-run', action='store_true', help='только показать, ничего не удалять')
@@ -225,6 +270,7 @@ def _tokens(args) -> None:
 def _serve(args) -> None:
     from .serve import listen_sockets, serve  # falcon and waitress load only to serve
     if args.demo:
+        from .demo import claim_demo_directory
         claim_demo_directory(args.data)  # refuses a real hub before a byte of it is touched
     # Bound before the hub is opened: a wrong --host or a busy port creates nothing (on a new
     # directory no database, no tokens).
@@ -265,6 +311,42 @@ def _mcp(args) -> None:
             serve_stdio(hub, tools=tools)
 
 
+AGENT_TOKEN_ENV = 'SDLC_HUB_AGENT_TOKEN'
+JIRA_TOKEN_ENV = 'JIRA_TOKEN'
+
+
+def _token(path: Path | None, variable: str, what: str, option: str) -> str:
+    """A token from its file or its environment variable, never from the command line."""
+    if path is not None:
+        try:
+            token = path.read_text(encoding='utf-8-sig').strip()
+        except OSError as exc:
+            raise HubError(f'не удалось прочитать {option} {path}: {exc.strerror}') from None
+        if not token:
+            raise HubError(f'файл {path} ({option}) пуст')
+        return token
+    token = os.environ.get(variable, '').strip()
+    if not token:
+        print(f'sdlc-hub agent: ошибка: нужен {what}: переменная {variable} или {option} ФАЙЛ',
+              file=sys.stderr)
+        raise SystemExit(2)
+    return token
+
+
+def _agent(args) -> None:
+    from . import jira_agent
+    hub_token = _token(args.hub_token_file, AGENT_TOKEN_ENV, 'токен агента хаба', '--hub-token-file')
+    jira_token = _token(args.jira_token_file, JIRA_TOKEN_ENV, 'токен Jira', '--jira-token-file')
+    logging.basicConfig(level=logging.INFO, format='%(asctime)s %(levelname)s %(name)s: %(message)s')
+    agent = jira_agent.build_agent(args.hub, hub_token, args.jira, jira_token,
+                                   jira_user=args.jira_user, module=args.module,
+                                   poll_interval=args.poll, index_lag=args.index_lag)
+    try:
+        jira_agent.run(agent, once=args.once)
+    except jira_agent.FatalError as error:
+        raise HubError(str(error)) from None
+
+
 def _backup(args) -> None:
     from hublib import backups
     with _hub(args, create=False) as hub:
@@ -283,16 +365,20 @@ def _cleanup(args) -> None:
 
 
 HANDLERS = {'init': _init, 'migrate': _migrate, 'tokens': _tokens, 'serve': _serve,
-            'backup': _backup, 'cleanup': _cleanup, 'mcp': _mcp}
+            'backup': _backup, 'cleanup': _cleanup, 'mcp': _mcp, 'agent': _agent}
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``sdlc-hub`` console script."""
     args = _parser().parse_args(argv)
-    if args.data is None:
+    if getattr(args, 'data', '') is None:  # the agent has no data directory: a hub is an URL to it
         # The demo never defaults to the real hub's directory ($SDLC_HUB_DATA, ./hub-data).
-        args.data = DEMO_DATA_DIR if getattr(args, 'demo', False) else default_data_dir()
-    if args.command != 'serve':
+        if getattr(args, 'demo', False):
+            from .demo import DEMO_DATA_DIR  # the demo (its fake Jira, the agent) loads only here
+            args.data = DEMO_DATA_DIR
+        else:
+            args.data = default_data_dir()
+    if args.command not in ('serve', 'agent'):
         logging.basicConfig(level=logging.WARNING, format='%(levelname)s %(name)s: %(message)s')
     try:
         HANDLERS[args.command](args)

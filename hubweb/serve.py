@@ -103,7 +103,7 @@ def startup_lines(url: str, hub: Hub, threads: dict[str, int], *,
              f'threads: {threads[INTERFACE]} interface, {threads[AGENT]} agent, '
              f'{threads[QUICK]} quick (/health, /openapi.json, the web page)']
     if demo:
-        lines.append('demo: фальшивая Jira и агент-симулятор; данные и токены — демонстрационные')
+        lines.append('demo: фальшивая Jira и агент sdlc-hub; данные и токены — демонстрационные')
     return lines
 
 

@@ -10,8 +10,9 @@ done, brings the hub's «Обновление после записи» refresh,
    transactions alone, no HTTP);
 2. HTTP — a real ``sdlc-hub serve`` (waitress, 127.0.0.1) and one keep-alive connection doing
    ``POST /agent/claim`` + ``POST /agent/commands/{id}/report``, as a tight agent would;
-3. simulated agent — ``hubweb.demo.agent.SimAgent`` (urllib, a new connection per request, executes
-   against its fake Jira, no pacing).
+3. the agent — ``sdlc-hub agent``'s loop (``hubweb.jira_agent``, keep-alive connections) executing
+   every comment in the demo's fake Jira REST server (a thread of this process; Data Center's
+   dialect: a comment is a POST and a PUT of its marker property), no pacing.
 
 The ratio column is each way's time per round trip over the baseline's.
 """
@@ -30,8 +31,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hublib import open_hub, projects, queue, settings  # noqa: E402
-from hubweb.demo.agent import SimAgent  # noqa: E402
 from hubweb.demo.fake_jira import FakeJira  # noqa: E402
+from hubweb.demo.jira_rest import JiraRest, serve  # noqa: E402
+from hubweb.jira_agent import build_agent  # noqa: E402
 from tests.support.server import ServerProcess  # noqa: E402
 
 CHUNK = 1000
@@ -40,7 +42,8 @@ CHUNK = 1000
 def prepare(data_dir: Path, commands: int) -> dict:
     hub = open_hub(data_dir)
     try:
-        settings.update_settings(hub, {'project_key': 'AURORA'})
+        settings.update_settings(hub, {'project_key': 'AURORA', 'pacing': {
+            'interval_ms': 0, 'pause_on_rate_limit_seconds': 60}})
         projects.create_project(hub, 'AWPCA', 'Аврора')
         for start in range(0, commands, CHUNK):
             queue.create_batch(hub, title=f'Комментарии {start}', author='bench', commands=[
@@ -124,13 +127,16 @@ def main(argv: list[str] | None = None) -> int:
             results.append(('HTTP, one keep-alive connection',
                             *timed(lambda: drain_keep_alive(server.url, tokens['agent']))))
         assert done_count(root / 'http') == args.commands
-        tokens = prepare(root / 'sim', args.commands)
-        with ServerProcess(root / 'sim', threads=args.threads) as server:
-            agent = SimAgent(server.url, tokens['agent'], FakeJira(500, seed=1), poll_interval=0)
-            agent.load_settings()
-            results.append(('SimAgent (urllib, executes in fake Jira)',
-                            *timed(lambda: agent.run(stop_when_idle=True) and agent.stats['executed'])))
-        assert done_count(root / 'sim') == args.commands
+        tokens = prepare(root / 'agent', args.commands)
+        jira = serve(JiraRest(FakeJira(500, seed=1), token='bench'))
+        try:
+            with ServerProcess(root / 'agent', threads=args.threads) as server:
+                agent = build_agent(server.url, tokens['agent'], jira.url, 'bench', poll_interval=0)
+                results.append(('sdlc-hub agent (executes in fake Jira REST)',
+                                *timed(lambda: agent.run(once=True) or agent.executed)))
+        finally:
+            jira.close()
+        assert done_count(root / 'agent') == args.commands
     finally:
         shutil.rmtree(root, ignore_errors=True)
     base = results[0][2] / results[0][1]

@@ -9,9 +9,9 @@
    the project slice ``GET /issues?project=AWPCA&limit=1000`` (and ``limit=100``), the slice counts
    ``GET /projects/AWPCA``, an issue card ``GET /issues/<random key>`` and a changes-feed page
    ``GET /changes?since=<random moment>&limit=100`` — first idle (the baseline of the same run),
-   then while the simulated agent (``scripts/sim_agent.py``, its own process) runs a full refresh
-   of the same 50,000 issues: pages of 100 to ``/agent/state`` and their history to
-   ``/agent/history``.
+   then while ``sdlc-hub agent`` (its own process) runs a full refresh of the same 50,000 issues
+   from the demo's fake Jira (``scripts/fake_jira.py``, its own process, no pacing): pages of 100
+   to ``/agent/state`` and their history to ``/agent/history``.
 
 Targets (issue 7), under ingest: project slice p95 < 150 ms, issue card p95 < 30 ms.
 """
@@ -33,7 +33,8 @@ sys.path.insert(0, str(ROOT))
 
 from hublib import history, mirror, open_hub, projects, queue, settings  # noqa: E402
 from hubweb.demo.fake_jira import KANBAN_BOARD, SCRUM_BOARD, FakeJira  # noqa: E402
-from tests.support.server import ServerProcess  # noqa: E402
+from tests.support.server import (FakeJiraProcess, ServerProcess, agent_command,  # noqa: E402
+                                  agent_environment)
 from tests.support.timing import KeepAliveClient, percentile  # noqa: E402
 
 SEED = 3
@@ -45,7 +46,8 @@ def fill(data_dir: Path, issues: int) -> tuple[dict, list[str]]:
     hub = open_hub(data_dir)
     try:
         settings.update_settings(hub, {'project_key': 'AURORA', 'field_ids': {
-            'planned_start': 'customfield_10015'}})
+            'planned_start': 'customfield_10015'},
+            'pacing': {'interval_ms': 0, 'pause_on_rate_limit_seconds': 60}})
         projects.create_project(hub, 'AWPCA', 'Аврора', SCRUM_BOARD)
         projects.create_project(hub, 'ORION', 'Орион', KANBAN_BOARD)
         jql = projects.base_jql(hub)
@@ -122,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     overall = time.perf_counter()
     root = Path(tempfile.mkdtemp(prefix='bench-reads-'))
-    agent = None
+    agent = jira = None
     try:
         started = time.perf_counter()
         tokens, moments = fill(root / 'hub', args.issues)
@@ -131,11 +133,11 @@ def main(argv: list[str] | None = None) -> int:
             reader = Reader(server.url, tokens['client'], args.issues, moments)
             reader.sample(3)  # warm-up: page cache, statement caches
             idle = reader.sample(args.samples)
-            agent = subprocess.Popen(
-                [sys.executable, str(ROOT / 'scripts' / 'sim_agent.py'), '--url', server.url,
-                 '--token', tokens['agent'], '--issues', str(args.issues), '--seed', str(SEED),
-                 '--until-idle', '--seconds', '150', '--poll', '0.2'],
-                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            jira = FakeJiraProcess('--issues', str(args.issues), '--seed', str(SEED),
+                                   '--token', 'bench')
+            agent = subprocess.Popen(agent_command(server.url, jira.url, '--once', '--poll', '0.2'),
+                                     env=agent_environment(tokens['agent'], 'bench'),
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             deadline = time.monotonic() + 60
             while run_count(root / 'hub') == 0 and agent.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.2)  # the agent generates its pages first
@@ -147,6 +149,8 @@ def main(argv: list[str] | None = None) -> int:
         if agent is not None and agent.poll() is None:
             agent.kill()
             agent.wait()
+        if jira is not None:
+            jira.stop()
         shutil.rmtree(root, ignore_errors=True)
     print(f'under load: the agent ingested {during:,} issues (+ history) while the samples ran'
           + ('' if still_running else ' and finished before the last sample'))

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from hublib import history, mirror, queue, reports
+from hublib import history, mirror, queue, reads, reports
 from hublib.reconstruction import sprint_ids
 from hublib.timeutil import to_utc
 from hubweb.demo import DEMO_ISSUES, DEMO_SEED, prepare_demo
@@ -75,7 +75,7 @@ def test_scrum_issues_end_where_their_history_leads():
 
 @pytest.fixture
 def demo_hub(hub, clock):
-    """The demo's hub, its first refresh pushed through hublib as the simulated agent pushes it."""
+    """The demo's hub, its first refresh pushed through hublib (the pages the agent pushes)."""
     clock.set(NOW.isoformat())
     prepare_demo(hub)
     command = queue.claim_command(hub, agent='jira', agent_version='t', settings_version=None,
@@ -110,3 +110,21 @@ def test_the_demo_has_six_closed_sprints_of_velocity_and_a_flow_through_every_co
     assert flow['days'][-1]['counts'][-1] > flow['days'][0]['counts'][-1]  # done grows
     cycle = reports.cycle_time(demo_hub, 'AWPCA')
     assert cycle['summary']['count'] > 20 and 1 < cycle['summary']['cycle_days']['p50'] < 10
+
+
+def test_the_kanban_projects_flow_ends_where_its_board_is(demo_hub):
+    """ORION's cumulative flow, rebuilt from the history, holds on its last day what the board
+    holds now (issue 30: a flat 96 «В работе» against 33 on the board before every issue's history
+    ended in its current status)."""
+    flow = reports.project_flow(demo_hub, 'ORION', tz='Europe/Moscow')
+    board = reads.board_of(demo_hub, 'ORION')
+    columns = {status: index for index, column in enumerate(board['columns'])
+               for status in column['statuses']}
+    now = [0] * len(flow['columns'])
+    for key, status in demo_hub.db.execute_sql(
+            "SELECT i.key, i.status FROM issue i JOIN issue_member m ON m.key = i.key "
+            "WHERE m.label = 'ORION' AND m.neighbor = 0").fetchall():
+        now[columns[status]] += 1
+    assert sum(now) > 50
+    assert flow['days'][-1]['counts'] == now and flow['days'][-1]['unmapped'] == 0
+    assert len({tuple(day['counts']) for day in flow['days']}) > 1  # it moves, it is not flat

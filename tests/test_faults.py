@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from hubweb.demo.agent import HubClient, HubHTTPError
+from hubweb.jira_agent.hub import HubClient, HubHTTPError
 from hubweb.demo.fake_jira import FakeJira
 from tests.support.bulk import fill_legacy_database, row_counts
 from tests.support.server import ServerProcess

@@ -64,7 +64,7 @@ def harness_imports(package: Path) -> list[str]:
 
 
 def test_hubweb_ships_no_test_or_bench_harness():
-    # The demo (fake Jira, simulated agent) ships in hubweb.demo because ``serve --demo`` runs it;
+    # The demo (fake Jira and its REST server) ships in hubweb.demo because ``serve --demo`` runs it;
     # a server in a child process, load workers and legacy-file builders live in tests/support.
     assert harness_imports(ROOT / 'hubweb') == []
     assert harness_imports(ROOT / 'tests' / 'support')  # the check sees the harness where it is
@@ -296,3 +296,19 @@ def test_the_mcp_process_imports_no_falcon(tmp_path):
     status, count, loaded = (result.stderr.strip().splitlines()[-1] + ' ').split(' ', 2)
     assert status == '0' and int(count) >= 3
     assert loaded.strip() == ''
+
+
+def test_the_agent_imports_nothing_of_hublib():
+    """``hubweb.jira_agent`` is an adapter between two HTTP APIs: a hub is an URL to it (issue 32)."""
+    graph = import_graph()
+    agent_modules = sorted(name for name in graph if name.startswith('hubweb.jira_agent'))
+    assert len(agent_modules) >= 7
+    assert {target for name in agent_modules for target in graph[name]
+            if not target.startswith('hubweb.jira_agent')} == set()
+    code = ('import sys, hubweb.jira_agent\n'
+            'print(",".join(sorted({m.split(".")[0] for m in sys.modules} & '
+            '{"hublib", "falcon", "waitress", "peewee", "marshmallow", "mcp"})))\n')
+    result = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, cwd=ROOT,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == ''

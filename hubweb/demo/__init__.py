@@ -1,21 +1,24 @@
-"""The demo of ``sdlc-hub serve --demo``: a generated Jira (``fake_jira``), a jira agent speaking
-the real HTTP protocol against it (``agent``), and the start-up that fills a fresh hub.
+"""The demo of ``sdlc-hub serve --demo``: a generated Jira (``fake_jira``) served as Jira's REST API
+(``jira_rest``, Data Center's dialect), the real agent (:mod:`hubweb.jira_agent`) between it and
+the hub, and the start-up that fills a fresh hub.
 
-Shipped because ``serve --demo`` runs it; tests and benchmarks reuse the agent and the fake Jira.
-What only tests and benchmarks need (a server in a child process, a load generator, builders of
+Shipped because ``serve --demo`` runs it; tests and benchmarks reuse the fake Jira. What only tests
+and benchmarks need (a server in a child process, fault injection, a load generator, builders of
 legacy database files) lives in ``tests/support``.
 """
 from __future__ import annotations
 
 import logging
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 from hublib.db import Hub, check_data_dir
 from hublib.errors import ConflictError
 
-from .agent import Faults, HubClient, HubHTTPError, SimAgent
-from .fake_jira import KANBAN_BOARD, SCRUM_BOARD, FakeJira
+from ..jira_agent import Agent, FatalError, build_agent
+from .fake_jira import FIELD_IDS, KANBAN_BOARD, SCRUM_BOARD, FakeJira
+from .jira_rest import SERVER, JiraRest, Server, serve
 
 log = logging.getLogger('hubweb.demo')
 
@@ -23,9 +26,13 @@ log = logging.getLogger('hubweb.demo')
 DEMO_DATA_DIR = Path('hub-demo')
 # A file that says "this data directory was made by the demo"; the demo touches no other.
 DEMO_MARKER = 'DEMO.txt'
-DEMO_MARKER_TEXT = ('Этот каталог создан `sdlc-hub serve --demo`: фальшивая Jira и агент-симулятор,\n'
+DEMO_MARKER_TEXT = ('Этот каталог создан `sdlc-hub serve --demo`: фальшивая Jira и агент sdlc-hub,\n'
                     'данные и токены — демонстрационные. Демо работает только в каталоге с этим\n'
                     'файлом или в пустом каталоге.\n')
+# What the demo's Jira has been told (created issues, comments, transitions…), kept beside the hub
+# so a restarted demo serves the same Jira and never reuses a key.
+DEMO_JIRA_FILE = 'demo-jira.json'
+DEMO_JIRA_TOKEN = 'demo-jira-token'
 DEMO_AUTHOR = 'demo'
 DEMO_ISSUES = 300
 DEMO_SEED = 7
@@ -38,13 +45,11 @@ DEMO_SETTINGS = {
                     'bug': {'name': 'Ошибка', 'id': '10004'}},
     'link_types': {'blocks': 'Blocks', 'relates': 'Relates'},
     'priority_map': {'high': 'Высокий', 'medium': 'Средний', 'low': 'Низкий'},
-    'field_ids': {'planned_start': 'customfield_10015', 'planned_end': 'customfield_10016',
-                  'epic_link': 'customfield_10014', 'story_points': 'customfield_10026',
-                  'sprint': 'customfield_10020', 'rank': 'customfield_10019'},
+    'field_ids': dict(FIELD_IDS),
 }
-# Seconds the demo agent spends on each command: the second batch stays "running" for most of
-# the first minute, so a newcomer opening the UI sees it move.
-DEMO_COMMAND_DELAY = 8.0
+# Seconds the demo's Jira takes for each write: the second batch stays "running" for most of the
+# first minute, so a newcomer opening the UI sees it move.
+DEMO_WRITE_LATENCY = 4.0
 
 
 def is_demo_directory(data_dir: Path) -> bool:
@@ -58,7 +63,7 @@ def claim_demo_directory(data_dir: Path) -> None:
     A missing or empty directory is created and marked (before the hub file exists, so a demo
     interrupted during its first start still finds its mark); a marked one is the demo's own.
     Anything else, a real hub above all, raises ConflictError: the demo rewrites settings, adds
-    projects and its simulated agent claims queued commands, which would be lost for a real Jira.
+    projects and its agent claims queued commands for its fake Jira, lost for the real one.
     """
     check_data_dir(data_dir)
     if is_demo_directory(data_dir):
@@ -76,7 +81,7 @@ def demo_commands() -> list[dict]:
     return [
         {'type': 'ensure_issue', 'params': {'issue_type': 'task', 'temp_key': 'new:1',
                                             'summary': 'Демо: подготовить выгрузку',
-                                            'labels': ['AWPCA'], 'priority': 'Средний'}},
+                                            'labels': ['AWPCA'], 'priority': 'high'}},
         {'type': 'ensure_issue', 'params': {'issue_type': 'task', 'temp_key': 'new:2',
                                             'summary': 'Демо: проверить выгрузку',
                                             'labels': ['AWPCA']}},
@@ -125,9 +130,24 @@ def prepare_demo(hub: Hub) -> list[dict]:
     return [refresh, work]
 
 
+@dataclass
+class Demo:
+    """A running demo: its fake Jira (model and server) and the agent's thread."""
+
+    jira: FakeJira
+    server: Server
+    agent: Agent
+    thread: threading.Thread
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self.agent.clock.stop.set()
+        self.thread.join(timeout=timeout)
+        self.server.close()
+
+
 def start_demo(hub: Hub, url: str, agent_token: str, *, issues: int = DEMO_ISSUES,
-               command_delay: float = DEMO_COMMAND_DELAY) -> threading.Thread:
-    """Fill a hub with a demo and run the simulated agent against ``url`` in a daemon thread.
+               write_latency: float = DEMO_WRITE_LATENCY, index_lag: float = 5.0) -> Demo:
+    """Fill a hub with a demo, serve its fake Jira and run the agent against both in a daemon thread.
 
     Creates, through hublib:
     - settings: ``project_key`` AURORA, ``issue_types`` task/epic/bug («Задача», «Эпик», «Ошибка»),
@@ -139,24 +159,34 @@ def start_demo(hub: Hub, url: str, agent_token: str, *, issues: int = DEMO_ISSUE
     - batch «Демо: завести задачи» (author ``demo``, project AWPCA): two ``ensure_issue``
       (temp keys new:1, new:2), ``ensure_link`` new:1 → new:2, ``add_comment`` on new:1 and on
       AURORA-1, ``transition`` of AURORA-2 to «В работе».
-    The agent thread (``sim-agent``, daemon) serves a generated Jira of ``issues`` issues (seed 7,
-    labels AWPCA/ORION/VEGA, so VEGA issues appear only as neighbours) whose scrum board has two-week
-    sprints around today (six closed, one active, one future) and whose AWPCA issues walk through
-    them and the board's columns (``FakeJira(scrum_history=now)``: the reports look like a real
-    team's; the same day gives the same data), spends ``command_delay``
-    seconds on each command so the second batch is seen running, then keeps polling every 2 s.
-    Returns the thread; its ``agent`` attribute is the :class:`SimAgent` (``agent.stop()``).
+    The fake Jira (Data Center's REST API on 127.0.0.1, a free port) serves ``issues`` generated
+    issues (seed 7, labels AWPCA/ORION/VEGA, so VEGA issues appear only as neighbours) whose scrum
+    board has two-week sprints around the demo's first start (six closed, one active, one future)
+    and whose AWPCA issues walk through them and the board's columns; every issue's history ends
+    in its current values. What the agent writes into it is kept in ``<data>/demo-jira.json``: a
+    restarted demo serves the same Jira. Each write takes ``write_latency`` seconds, so the second
+    batch is seen running. The agent (``demo-agent`` thread) polls every 2 s until ``stop()``.
     """
     prepare_demo(hub)
-    jira = FakeJira(issues=issues, seed=DEMO_SEED, scrum_history=hub.clock())
-    agent = SimAgent(url, agent_token, jira, seed=DEMO_SEED, poll_interval=2.0,
-                     command_delay=command_delay)
-    thread = agent.start()
-    thread.agent = agent
-    log.info('демо: агент-симулятор запущен против %s (%d задач в фальшивой Jira)', url, issues)
-    return thread
+    jira = FakeJira(issues=issues, seed=DEMO_SEED, scrum_history=hub.clock(),
+                    state_file=hub.data_dir / DEMO_JIRA_FILE)
+    server = serve(JiraRest(jira, deployment=SERVER, token=DEMO_JIRA_TOKEN,
+                            write_latency=write_latency))
+    agent = build_agent(url, agent_token, server.url, DEMO_JIRA_TOKEN, poll_interval=2.0,
+                        index_lag=index_lag)
+
+    def run() -> None:
+        try:
+            agent.run()
+        except FatalError as error:
+            log.error('демо: агент остановился: %s', error)
+
+    thread = threading.Thread(target=run, name='demo-agent', daemon=True)
+    thread.start()
+    log.info('демо: агент запущен против фальшивой Jira %s (%d задач)', server.url, jira.count)
+    return Demo(jira, server, agent, thread)
 
 
-__all__ = ['FakeJira', 'SimAgent', 'Faults', 'HubClient', 'HubHTTPError', 'start_demo',
-           'prepare_demo', 'demo_commands', 'claim_demo_directory', 'is_demo_directory',
-           'DEMO_DATA_DIR', 'DEMO_MARKER']
+__all__ = ['FakeJira', 'JiraRest', 'Demo', 'start_demo', 'prepare_demo', 'demo_commands',
+           'claim_demo_directory', 'is_demo_directory', 'DEMO_DATA_DIR', 'DEMO_MARKER',
+           'DEMO_JIRA_FILE', 'DEMO_JIRA_TOKEN', 'DEMO_SETTINGS']

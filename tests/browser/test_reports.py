@@ -1,6 +1,7 @@
 """The reports view ``#/reports/<label>`` (contract §17, issue 21) in a real browser, over the
-demo's mirror: a hub prepared as ``serve --demo`` prepares it, filled over HTTP by the simulated
-agent whose fake Jira tells the scrum story of today (``FakeJira(scrum_history=now)``).
+demo's mirror: a hub prepared as ``serve --demo`` prepares it, filled over HTTP by the agent
+(``hubweb.jira_agent``) from the demo's fake Jira REST server, whose Jira tells the scrum story of
+today (``FakeJira(scrum_history=now)``).
 
 With ``SDLC_HUB_SCREENSHOTS`` set, the view is saved as ``reports.png`` and ``reports-dark.png``."""
 from __future__ import annotations
@@ -11,9 +12,11 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from hublib import open_hub
-from hubweb.demo import DEMO_ISSUES, DEMO_SEED, SimAgent, prepare_demo
+from hublib import open_hub, settings
+from hubweb.demo import DEMO_ISSUES, DEMO_JIRA_TOKEN, DEMO_SEED, prepare_demo
 from hubweb.demo.fake_jira import FakeJira
+from hubweb.demo.jira_rest import JiraRest, serve
+from hubweb.jira_agent import build_agent
 from tests.conftest import start_server
 
 from .conftest import Api, FilledHub, ru_plural
@@ -30,16 +33,21 @@ def hub_server(tmp_path_factory):
     hub = open_hub(data_dir)
     try:
         prepare_demo(hub)
+        settings.update_settings(hub, {'pacing': {'interval_ms': 0, 'pause_on_rate_limit_seconds': 60}})
     finally:
         hub.close()
     server = start_server(data_dir)
+    jira = serve(JiraRest(FakeJira(DEMO_ISSUES, seed=DEMO_SEED,
+                                   scrum_history=datetime.now(timezone.utc)),
+                          token=DEMO_JIRA_TOKEN))
     try:
-        jira = FakeJira(DEMO_ISSUES, seed=DEMO_SEED, scrum_history=datetime.now(timezone.utc))
-        agent = SimAgent(server['url'], server['agent_token'], jira, poll_interval=0)
-        agent.run(stop_when_idle=True)
-        assert agent.stats['executed_refresh'] >= 1
+        agent = build_agent(server['url'], server['agent_token'], jira.url, DEMO_JIRA_TOKEN,
+                            poll_interval=0)
+        agent.run(once=True)
+        assert agent.executed >= 1
         yield FilledHub(server, api=Api(server['url'], server['client_token']))
     finally:
+        jira.close()
         server.stop()
 
 

@@ -10,5 +10,5 @@
 - ``timing``: a keep-alive client that times requests, percentiles, process memory, query plans.
 
 The benchmarks in ``scripts/`` put the repository root on ``sys.path`` and import these by their
-public names; the simulated agent and fake Jira they drive are the shipped ``hubweb.demo``.
+public names; the fake Jira they drive is the shipped ``hubweb.demo``, the agent ``hubweb.jira_agent``.
 """

@@ -17,7 +17,7 @@ import threading
 import time
 from collections import Counter
 
-from hubweb.demo.agent import HubClient, HubHTTPError
+from hubweb.jira_agent.hub import HubClient, HubHTTPError
 
 
 class LoadWorker:

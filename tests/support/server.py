@@ -1,4 +1,5 @@
-"""A real ``sdlc-hub serve`` in a child process on 127.0.0.1, for benchmarks and fault tests."""
+"""Child processes on 127.0.0.1 for benchmarks and fault tests: a real ``sdlc-hub serve``, the
+demo's fake Jira REST server (``scripts/fake_jira.py``) and ``sdlc-hub agent``."""
 from __future__ import annotations
 
 import json
@@ -13,6 +14,8 @@ from pathlib import Path
 
 LISTENING = 'sdlc-hub listening on '
 DATA = 'data: '
+ROOT = Path(__file__).resolve().parents[2]
+JIRA_LISTENING = 'fake-jira listening on '
 
 
 class ServerProcess:
@@ -96,4 +99,59 @@ class ServerProcess:
         self.stop()
 
 
-__all__ = ['ServerProcess']
+class FakeJiraProcess:
+    """``scripts/fake_jira.py`` with ``args`` on a free loopback port; ``url`` from its first line."""
+
+    def __init__(self, *args: str, start_timeout: float = 60.0):
+        self.process = subprocess.Popen(
+            [sys.executable, str(ROOT / 'scripts' / 'fake_jira.py'), '--port', '0', *args],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, encoding='utf-8',
+            errors='replace', env={**os.environ, 'PYTHONUNBUFFERED': '1'})
+        deadline = time.monotonic() + start_timeout
+        self.output: list[str] = []
+        for line in self.process.stdout:
+            self.output.append(line)
+            if line.startswith(JIRA_LISTENING):
+                self.url = line[len(JIRA_LISTENING):].strip()
+                break
+            if time.monotonic() > deadline:
+                break
+        else:
+            line = ''
+        if not getattr(self, 'url', None):
+            self.stop()
+            raise RuntimeError('фальшивая Jira не запустилась:\n' + ''.join(self.output)[-3000:])
+        threading.Thread(target=self._drain, daemon=True).start()
+
+    def _drain(self) -> None:
+        for line in self.process.stdout:
+            self.output.append(line)
+
+    def stop(self, timeout: float = 15) -> int:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return self.process.returncode
+
+    def __enter__(self) -> 'FakeJiraProcess':
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def agent_command(hub_url: str, jira_url: str, *args: str) -> list[str]:
+    """The command line of ``sdlc-hub agent`` from this interpreter (tokens go in the environment)."""
+    return [sys.executable, '-m', 'hubweb.cli', 'agent', '--hub', hub_url, '--jira', jira_url, *args]
+
+
+def agent_environment(agent_token: str, jira_token: str) -> dict[str, str]:
+    return {**os.environ, 'SDLC_HUB_AGENT_TOKEN': agent_token, 'JIRA_TOKEN': jira_token,
+            'PYTHONUNBUFFERED': '1'}
+
+
+__all__ = ['ServerProcess', 'FakeJiraProcess', 'agent_command', 'agent_environment']
