@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import sqlite3
+import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -20,8 +21,9 @@ from typing import Callable, Iterator
 from peewee import SQL, Database, Query, SchemaManager, SqliteDatabase
 
 from . import migrations
-from .errors import (BusyError, HubError, MigrationError, NotFoundError, SchemaError,
-                     StorageFullError, is_busy, is_storage_full)
+from .errors import (BusyError, ClientGoneError, DeadlineError, HubError, MigrationError,
+                     NotFoundError, SchemaError, StorageFullError, is_busy, is_interrupted,
+                     is_storage_full)
 from .models import GUARDED_TABLES, INTERNAL_MODELS, MODELS, SCHEMA_VERSION, Setting
 from .timeutil import Clock, format_utc, parse_utc, system_clock
 
@@ -57,11 +59,65 @@ def mirror_guard(action: int, arg1: str | None, arg2: str | None, db_name: str |
     return sqlite3.SQLITE_OK
 
 
+# How often SQLite asks the read budget whether to go on: every this many virtual-machine steps.
+# The handler is Python, so each look takes the GIL; a statement of the hub's hardest queries
+# runs ~3 M steps a second (a 300-clause «status WAS» query at 20,000 issues: a look every
+# 3.6 ms at the median, 26 ms at most), a plain scan ~12 M (every 0.8 ms): a deadline is kept to
+# a few milliseconds and a read pays well under 1 % for it.
+PROGRESS_STEPS = 10_000
+
+
+class ReadBudget(threading.local):
+    """How long this thread's reads may still run, and whether anyone still waits for them.
+
+    Set for one request or tool call by :meth:`Hub.bounded` and read by the progress handler
+    every connection of the database carries. Writes are never cut short (``writing``): a write
+    is one transaction that either commits or leaves nothing, and an agent resends a page it got
+    no answer for, so ending one half-way would only make the same work run again.
+    """
+
+    deadline: float | None = None  # time.monotonic() at which reads end; None: no limit
+    seconds: float | None = None
+    cancelled: Callable[[], bool] | None = None  # true once the client has gone
+    writing = 0
+    ended: DeadlineError | None = None  # why the handler ended the last statement
+
+    def over(self) -> int:
+        """The progress handler: non-zero ends the running statement («interrupted»)."""
+        if self.deadline is None or self.writing:
+            return 0
+        if self.cancelled is not None and self.cancelled():
+            self.ended = ClientGoneError()
+            return 1
+        if time.monotonic() >= self.deadline:
+            self.ended = DeadlineError(self.seconds)
+            return 1
+        return 0
+
+    def error_for(self, exc: BaseException) -> DeadlineError | None:
+        """The hub's error for ``exc`` when it is a statement this budget ended, else None."""
+        return self.ended if self.ended is not None and is_interrupted(exc) else None
+
+
 class HubDatabase(SqliteDatabase):
     """Peewee's SQLite database (one connection per thread), with a rollback that knows SQLite
-    may have done it already, and an optional authorizer on every connection."""
+    may have done it already, an optional authorizer on every connection, and a read budget
+    (:class:`ReadBudget`) whose progress handler every connection carries."""
 
     authorizer = None
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.budget = ReadBudget()
+
+    def execute_sql(self, sql, params=None):
+        try:
+            return super().execute_sql(sql, params)
+        except Exception as exc:
+            ended = self.budget.error_for(exc)
+            if ended is None:
+                raise
+            raise ended from exc
 
     def rollback(self) -> None:
         # On SQLITE_FULL (and I/O errors) SQLite may roll the whole transaction back by itself;
@@ -77,6 +133,7 @@ class HubDatabase(SqliteDatabase):
         super()._initialize_connection(conn)
         if self.authorizer is not None:
             conn.set_authorizer(self.authorizer)
+        conn.set_progress_handler(self.budget.over, PROGRESS_STEPS)
 
     def guard(self, authorizer) -> None:
         """Install ``authorizer`` on the open connection of this thread and on every later one."""
@@ -124,6 +181,8 @@ class Hub:
         lock another process held longer than the busy timeout: BusyError, nothing written.
         """
         top = not self.db.in_transaction()
+        budget = self.db.budget
+        budget.writing += 1
         try:
             with self.db.atomic('IMMEDIATE'):
                 yield
@@ -137,12 +196,49 @@ class Hub:
             if self.storage_full_since is None:
                 self.storage_full_since = self.now()
             raise StorageFullError() from exc
+        finally:
+            budget.writing -= 1
         if top:
             self.storage_full_since = None
 
-    def read(self):
-        """A read transaction: one consistent snapshot for several queries."""
-        return self.db.atomic()
+    @contextmanager
+    def read(self) -> Iterator[None]:
+        """A read transaction: one consistent snapshot for several queries. A statement the
+        read budget (:meth:`bounded`) ended, here or while its rows were fetched, comes out as
+        DeadlineError (ClientGoneError when the client left)."""
+        try:
+            with self.db.atomic():
+                yield
+        except HubError:
+            raise
+        except Exception as exc:
+            ended = self.db.budget.error_for(exc)
+            if ended is None:
+                raise
+            raise ended from exc
+
+    @contextmanager
+    def bounded(self, seconds: float | None,
+                cancelled: Callable[[], bool] | None = None) -> Iterator[None]:
+        """Within the block, this thread's reads end after ``seconds`` in all (DeadlineError) or
+        as soon as ``cancelled()`` is true (ClientGoneError: whoever asked has gone); writes run
+        to their end. Serving adapters wrap each request or tool call in it; scripts and the CLI
+        read unbounded."""
+        budget = self.db.budget
+        saved = budget.deadline, budget.seconds, budget.cancelled, budget.ended
+        budget.deadline = None if seconds is None else time.monotonic() + seconds
+        budget.seconds, budget.cancelled, budget.ended = seconds, cancelled, None
+        try:
+            yield
+        finally:
+            budget.deadline, budget.seconds, budget.cancelled, budget.ended = saved
+
+    def check_budget(self) -> None:
+        """Raise DeadlineError (ClientGoneError) when this thread's read budget is spent: for
+        long Python work between statements, which the progress handler does not see."""
+        budget = self.db.budget
+        if budget.over():
+            raise budget.ended
 
     def rollback_leftover(self, what: str) -> None:
         """Roll back (and log) a transaction a call left open on this thread's connection: the

@@ -111,6 +111,38 @@ def is_busy(error: BaseException) -> bool:
                for current in _chain(error))
 
 
+class DeadlineError(HubError):
+    """запрос выполнялся слишком долго и остановлен: сузьте запрос (JQL, период) или повторите позже"""
+
+    title = 'Запрос слишком долгий'
+    # Seconds an interface is told to wait before it tries again (HTTP Retry-After): a read that
+    # ran out of time will likely do so again while the hub is as loaded as it was.
+    retry_after = 10
+
+    def __init__(self, seconds: float | None = None, message: str | None = None):
+        if message is None and seconds is not None:
+            message = (f'запрос выполнялся дольше {seconds:g} с и остановлен: сузьте запрос '
+                       '(JQL, период) или повторите позже')
+        super().__init__(message)
+
+
+class ClientGoneError(DeadlineError):
+    """клиент отключился, не дождавшись ответа: чтение остановлено"""
+
+    title = 'Клиент отключился'
+
+
+# SQLITE_INTERRUPT (9): a statement ended by sqlite3_interrupt() or a progress handler.
+_SQLITE_INTERRUPT = 9
+
+
+def is_interrupted(error: BaseException) -> bool:
+    """True when ``error`` (or an error in its chain) is SQLite's «interrupted»."""
+    return any(isinstance(current, sqlite3.Error)
+               and getattr(current, 'sqlite_errorcode', 0) & 0xFF == _SQLITE_INTERRUPT
+               for current in _chain(error))
+
+
 class SchemaError(HubError):
     """The database cannot be opened by this version of the hub."""
 

@@ -339,14 +339,14 @@ _OWN_AT = (
 
 
 def own_timelines(hub: Hub, label: str, since: str, until: str,
-                  ) -> tuple[dict[str | None, int], list[Timeline]]:
+                  ) -> tuple[dict[str | None, int], list[str]]:
     """The project's own issues from ``since`` to ``until`` (the caller holds a read):
     ``(settled, moving)``.
 
     ``settled`` counts by their status at ``since`` the issues that exist then and have no status
     change in (``since``, ``until``] (most of a project's issues: nothing about them changes in a
-    flow's window); the others come as ``moving`` timelines, from their whole status history
-    (:func:`timelines`).
+    flow's window); the others are ``moving``: their keys, whose timelines the caller reads from
+    their whole status history (:func:`timelines`), a chunk at a time if it likes.
     """
     # A Jira time's UTC moment is within a day of the local time it spells: an issue created
     # two days or more before `since` by that text exists from `since` on, whatever its offset,
@@ -367,7 +367,7 @@ def own_timelines(hub: Hub, label: str, since: str, until: str,
         # by the history; with no status change at all, the current status
         at_since = json.loads(then)[0] if then is not None else status
         settled[at_since] = settled.get(at_since, 0) + count
-    return settled, list(timelines(hub, moving).values())
+    return settled, moving
 
 
 def _feed_order(row: tuple) -> tuple:

@@ -27,7 +27,10 @@ Decisions the contract leaves open:
   before ``until``. ``started`` is the first change out of a status of the board's first column:
   an issue whose history starts outside that column never left it (``started`` null), and without
   a board there is no first column. The default window is the 90 days (90 × 24 h) up to now;
-  with only ``since`` given it ends now, with only ``until`` it starts 90 days before.
+  with only ``since`` given it ends now, with only ``until`` it starts 90 days before. Items
+  come in pages like every list (``limit``, default 500, at most 1,000; ``cursor``); the summary
+  is always over all of them, so every page computes all the items and keeps only its own:
+  a window of 70,000 done issues answered 11 MB at once and held every timeline in memory.
 - *Both windows:* ``since`` after ``until``, or more than 366 days between them, is a 422 naming
   ``since``.
 - *Velocity.* The last closed sprints by ``complete_date`` (else ``end_date``, else
@@ -44,6 +47,7 @@ from peewee import SQL, Value, fn
 
 from .db import Hub, Prepared, json_list
 from .errors import ConflictError, NotFoundError, ValidationError
+from .paging import cursor_field, decode_cursor, page
 from .models import IssueChange, IssueMember, IssueSprint, JiraSprint
 from .projects import require_project
 from .reads import board_of
@@ -56,6 +60,9 @@ from .validation import Day, DayOrTime, LenientInt, Schema, TimeZoneName, is_int
 
 FLOW_DAYS = 30
 CYCLE_DAYS = 90
+CYCLE_LIMIT, CYCLE_LIMIT_MAX = 500, 1000
+# Issues whose timelines a report holds at once: memory stays flat at any window.
+TIMELINE_CHUNK = 2000
 MAX_SPAN_DAYS = 366
 VELOCITY_DEFAULT, VELOCITY_MAX = 6, 50
 PERCENTILES = (50, 85, 95)
@@ -88,6 +95,9 @@ class CycleTimeQuery(Schema):
     until = DayOrTime(metadata={'description': 'конец окна, не включительно; по умолчанию '
                                                'сейчас'})
     tz = TimeZoneName(metadata=_TZ)
+    limit = LenientInt(minimum=1, maximum=CYCLE_LIMIT_MAX, load_default=CYCLE_LIMIT,
+                       metadata={'description': f'задач на странице, по умолчанию {CYCLE_LIMIT}'})
+    cursor = cursor_field()
 
 
 class VelocityQuery(Schema):
@@ -115,6 +125,16 @@ def _check_window(since: date | datetime, until: date | datetime) -> None:
 
 def _ordered(lines: dict[str, Timeline]) -> list[Timeline]:
     return sorted(lines.values(), key=lambda line: natural_key(line.key))
+
+
+def _in_chunks(hub: Hub, keys: list[str]):
+    """The timelines of ``keys`` in their order, read :data:`TIMELINE_CHUNK` at a time (the
+    caller holds a read); the read budget is looked at between chunks."""
+    for start in range(0, len(keys), TIMELINE_CHUNK):
+        hub.check_budget()
+        chunk = keys[start:start + TIMELINE_CHUNK]
+        lines = timelines(hub, chunk)
+        yield from (lines[key] for key in chunk if key in lines)
 
 
 def _points(lines: list[Timeline]) -> float:
@@ -257,31 +277,31 @@ def project_flow(hub: Hub, label: str, *, since: date | str | None = None,
     last = args.get('until') or hub.clock().astimezone(zone).date()
     first = args.get('since') or last - timedelta(days=FLOW_DAYS - 1)
     _check_window(first, last)
+    span = days(first, last)
+    ends = [day_end(day, zone) for day in span]
     with hub.read():
         require_project(hub, label)
         columns = Columns.of(board_of(hub, label)['columns'], closed_statuses(hub))
-        span = days(first, last)
-        ends = [day_end(day, zone) for day in span]
+        width = len(columns.names) + 1  # the last slot counts the unmapped
+        changes = [[0] * width for _ in range(len(span) + 1)]
+        column_of, unmapped = columns.column_of, width - 1
+
+        def slot(line: Timeline, moment: str) -> int | None:
+            if not line.exists_at(moment):
+                return None
+            return column_of.get(line.status_at(moment), unmapped)
+
         settled, moving = own_timelines(hub, label, ends[0], ends[-1])
-    width = len(columns.names) + 1  # the last slot counts the unmapped
-    changes = [[0] * width for _ in range(len(span) + 1)]
-    column_of, unmapped = columns.column_of, width - 1
-    for status, count in settled.items():  # the same column every day
-        changes[0][column_of.get(status, unmapped)] += count
-
-    def slot(line: Timeline, moment: str) -> int | None:
-        if not line.exists_at(moment):
-            return None
-        return column_of.get(line.status_at(moment), unmapped)
-
-    for line in moving:
-        steps = daily(line, ends, slot)
-        for number, (index, value) in enumerate(steps):
-            if value is None:
-                continue
-            until_index = steps[number + 1][0] if number + 1 < len(steps) else len(span)
-            changes[index][value] += 1
-            changes[until_index][value] -= 1
+        for status, count in settled.items():  # the same column every day
+            changes[0][column_of.get(status, unmapped)] += count
+        for line in _in_chunks(hub, moving):
+            steps = daily(line, ends, slot)
+            for number, (index, value) in enumerate(steps):
+                if value is None:
+                    continue
+                until_index = steps[number + 1][0] if number + 1 < len(steps) else len(span)
+                changes[index][value] += 1
+                changes[until_index][value] -= 1
     result, running = [], [0] * width
     for index, day in enumerate(span):
         running = [count + change for count, change in zip(running, changes[index])]
@@ -325,39 +345,52 @@ def _summary(values: list[float | None]) -> dict[str, float | None]:
     return {f'p{percent}': nearest_rank(present, percent) for percent in PERCENTILES}
 
 
+def _cycle_item(line: Timeline, columns: Columns, since: str, until: str) -> dict | None:
+    """The cycle-time item of an issue, or None when it is not done at ``until`` or its last
+    entry into a done status lies outside [``since``, ``until``)."""
+    if line.status_at(until) not in columns.done:
+        return None
+    entries = [at for at in line.status_entries(columns.done) if at <= until]
+    if not entries or not since <= entries[-1] < until:
+        return None
+    done = entries[-1]
+    started = line.first_exit(columns.first)
+    return {'key': line.key, 'created': line.created, 'started': started, 'done': done,
+            'lead_days': _days_between(done, line.created),
+            'cycle_days': _days_between(done, started)}
+
+
 def cycle_time(hub: Hub, label: str, *, since: date | datetime | str | None = None,
-               until: date | datetime | str | None = None,
-               tz: str | tzinfo | None = None) -> dict:
+               until: date | datetime | str | None = None, tz: str | tzinfo | None = None,
+               limit: int | None = None, cursor: str | None = None) -> dict:
     """Lead and cycle time of contract §17: the project's own issues done at ``until`` whose last
-    entry into a done status falls in [``since``, ``until``), with nearest-rank percentiles."""
-    args = _loaded(CycleTimeQuery, since=since, until=until, tz=tz)
+    entry into a done status falls in [``since``, ``until``), a page of them (natural key order)
+    and nearest-rank percentiles over all of them."""
+    args = _loaded(CycleTimeQuery, since=since, until=until, tz=tz, limit=limit, cursor=cursor)
+    after = decode_cursor(args.get('cursor'), (str,))
     zone = _zone(args)
     end = _moment(args['until'], zone) if 'until' in args else hub.clock()
     start = _moment(args['since'], zone) if 'since' in args else end - timedelta(days=CYCLE_DAYS)
     _check_window(start, end)
     since_text, until_text = format_utc(start), format_utc(end)
+    items, leads, cycles = [], [], []
     with hub.read():
         require_project(hub, label)
         columns = Columns.of(board_of(hub, label)['columns'], closed_statuses(hub))
-        keys = [key for (key,) in _DONE_IN_WINDOW.tuples(
+        keys = sorted((key for (key,) in _DONE_IN_WINDOW.tuples(
             hub, since=since_text, until=until_text, label=label,
-            done=json.dumps(sorted(columns.done), ensure_ascii=False))]
-        lines = timelines(hub, keys)
-    items = []
-    for line in _ordered(lines):
-        if line.status_at(until_text) not in columns.done:
-            continue
-        entries = [at for at in line.status_entries(columns.done) if at <= until_text]
-        if not entries or not since_text <= entries[-1] < until_text:
-            continue
-        done = entries[-1]
-        started = line.first_exit(columns.first)
-        items.append({'key': line.key, 'created': line.created, 'started': started,
-                      'done': done, 'lead_days': _days_between(done, line.created),
-                      'cycle_days': _days_between(done, started)})
-    return {'items': items, 'summary': {
-        'count': len(items), 'lead_days': _summary([item['lead_days'] for item in items]),
-        'cycle_days': _summary([item['cycle_days'] for item in items])}}
+            done=json.dumps(sorted(columns.done), ensure_ascii=False))), key=natural_key)
+        for line in _in_chunks(hub, keys):
+            item = _cycle_item(line, columns, since_text, until_text)
+            if item is None:
+                continue
+            leads.append(item['lead_days'])
+            cycles.append(item['cycle_days'])
+            if len(items) <= args['limit'] and (after is None or natural_key(item['key']) > after[0]):
+                items.append(item)
+    items, next_cursor = page(items, args['limit'], lambda item: [natural_key(item['key'])])
+    return {'items': items, 'next_cursor': next_cursor, 'summary': {
+        'count': len(leads), 'lead_days': _summary(leads), 'cycle_days': _summary(cycles)}}
 
 
 # --- velocity --------------------------------------------------------------------------------------

@@ -9,19 +9,22 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from typing import Any, Mapping
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Mapping
 
 from peewee import JOIN
 
-from . import fields, jsontext, modules
+from . import fields, jsontext, modules, validators
 from .db import Hub
 from .errors import ValidationError
 from .models import JiraProject, Project, Setting, SqlNames
-from .validation import Int, Pattern, Schema, Text, load
+from .validation import Int, Number, Pattern, Schema, Text, load
 
 DEFAULT_PACING = {'interval_ms': 500, 'pause_on_rate_limit_seconds': 60}
 DEFAULT_CLOSED_STATUSES = ('Готово', 'Снято')
 DEFAULT_BACKUP_KEEP = 14
+DEFAULT_READ_DEADLINE_SECONDS = 10
+READ_DEADLINE_RANGE = (0.01, 3600)
 FIELD_ID_KEYS = ('planned_start', 'planned_end', 'epic_link', 'story_points', 'sprint', 'rank')
 
 BASE_JQL_MESSAGE = 'базовая JQL собирается из проектов'
@@ -40,6 +43,7 @@ def _defaults() -> dict[str, Any]:
         'auto_refresh_minutes': 0,
         'relay_dir': None,
         'pacing': dict(DEFAULT_PACING),
+        'read_deadline_seconds': DEFAULT_READ_DEADLINE_SECONDS,
     }
 
 
@@ -93,6 +97,10 @@ class SettingsChange(Schema):
     relay_dir = fields.String(allow_none=True, validate=Pattern(
         ABSOLUTE_PATH, 'ожидается абсолютный путь папки реле или null'))
     closed_statuses = fields.List(Text(min_length=1))
+    read_deadline_seconds = Number(
+        validate=validators.Range(*READ_DEADLINE_RANGE),
+        metadata={'description': 'сколько секунд может идти чтение, прежде чем хаб его '
+                                 f'остановит (503); по умолчанию {DEFAULT_READ_DEADLINE_SECONDS}'})
 
 
 class AgentQuery(Schema):
@@ -189,6 +197,23 @@ def update_settings(hub: Hub, changes: Mapping[str, Any]) -> dict[str, Any]:
         return _client_view(hub)
 
 
+def read_deadline_seconds(hub: Hub) -> float:
+    """The ``read_deadline_seconds`` setting (the default when absent or not a number)."""
+    value = setting(hub, 'read_deadline_seconds')
+    low, high = READ_DEADLINE_RANGE
+    if type(value) not in (int, float) or not low <= value <= high:
+        return DEFAULT_READ_DEADLINE_SECONDS
+    return value
+
+
+@contextmanager
+def bounded_reads(hub: Hub, cancelled: Callable[[], bool] | None = None) -> Iterator[None]:
+    """Reads of this thread inside the block end after ``read_deadline_seconds`` (DeadlineError)
+    or once ``cancelled()`` is true (ClientGoneError); see :meth:`Hub.bounded`."""
+    with hub.bounded(read_deadline_seconds(hub), cancelled):
+        yield
+
+
 def pacing(hub: Hub) -> dict[str, int]:
     """The ``pacing`` setting over its defaults."""
     return pacing_of(setting(hub, 'pacing'))
@@ -275,5 +300,5 @@ def rotate_token(hub: Hub, role: str) -> dict[str, str]:
 
 __all__ = ['SettingsChange', 'AgentQuery', 'validate_changes', 'stored_settings', 'setting', 'ensure_defaults',
            'update_settings', 'pacing', 'pacing_of', 'project_labels', 'base_jql', 'client_settings', 'agent_settings', 'tokens',
-           'rotate_token', 'TOKEN_ROLES',
-           'DEFAULT_PACING', 'DEFAULT_BACKUP_KEEP']
+           'rotate_token', 'TOKEN_ROLES', 'read_deadline_seconds', 'bounded_reads',
+           'DEFAULT_PACING', 'DEFAULT_BACKUP_KEEP', 'DEFAULT_READ_DEADLINE_SECONDS']

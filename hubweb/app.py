@@ -9,7 +9,7 @@ from hublib.db import Hub
 from . import errors, ui
 from .auth import TokenAuth
 from .media import json_handler
-from .middleware import BodyLimit, RequestLog, ThreadConnection
+from .middleware import BodyLimit, ReadDeadline, RequestLog, ThreadConnection
 from .openapi import OpenApiResource
 
 from .resources import attachments, health, mirror, notes, projects, queue, reports, settings
@@ -25,7 +25,8 @@ def feature_routes(hub: Hub) -> list[tuple[str, object]]:
 
 def create_app(hub: Hub) -> falcon.App:
     """The WSGI application serving ``hub``."""
-    app = falcon.App(middleware=[RequestLog(), BodyLimit(), TokenAuth(hub), ThreadConnection(hub)])
+    app = falcon.App(middleware=[RequestLog(), BodyLimit(), TokenAuth(hub), ReadDeadline(hub),
+                                 ThreadConnection(hub)])
     app.req_options.strip_url_path_trailing_slash = True
     # JSON only: a form body (curl -d sends application/x-www-form-urlencoded) is a 415 like any
     # other non-JSON type, not a set of form fields that then fail validation.

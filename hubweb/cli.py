@@ -161,8 +161,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument('--host', default='127.0.0.1')
     serve.add_argument('--port', type=_int_in(0, 65535), default=8640,
                        help='порт (0 — любой свободный; адрес печатается первой строкой)')
-    serve.add_argument('--threads', type=_int_in(1, 256), default=8,
-                       help='число рабочих потоков waitress')
+    serve.add_argument('--threads', type=_int_in(1, 256), default=limits.THREADS,
+                       help='рабочих потоков для запросов интерфейсов (всё, кроме /agent/*, '
+                            f'/health и страницы); по умолчанию {limits.THREADS}')
+    serve.add_argument('--agent-threads', type=_int_in(1, 64), default=limits.AGENT_THREADS,
+                       metavar='N', help='рабочих потоков для /agent/*; по умолчанию '
+                                         f'{limits.AGENT_THREADS}')
     serve.add_argument('--connection-limit', type=_int_in(1, 100000), metavar='N',
                        default=limits.CONNECTION_LIMIT,
                        help='сколько соединений держать открытыми (простаивающие тоже); '
@@ -279,7 +283,8 @@ def _serve(args) -> None:
         for sock in sockets:
             sock.close()
         raise
-    serve(hub, host=args.host, sockets=sockets, threads=args.threads, demo=args.demo,
+    serve(hub, host=args.host, sockets=sockets, threads=args.threads,
+          agent_threads=args.agent_threads, demo=args.demo,
           connection_limit=args.connection_limit, channel_timeout=args.channel_timeout)
 
 

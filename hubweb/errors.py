@@ -11,8 +11,9 @@ import re
 
 import falcon
 
-from hublib.errors import (BusyError, ConflictError, HubError, NotFoundError,
-                           PayloadTooLargeError, SchemaError, StorageFullError, ValidationError)
+from hublib.errors import (BusyError, ClientGoneError, ConflictError, DeadlineError, HubError,
+                           NotFoundError, PayloadTooLargeError, SchemaError, StorageFullError,
+                           ValidationError)
 
 # HTTP_TEXTS lives with the error body now (both adapters use it); its old name here is kept.
 from .schemas.errors import HTTP_TEXTS, INTERNAL, error_body, http_body  # noqa: F401
@@ -26,6 +27,7 @@ STATUS = {
     PayloadTooLargeError: falcon.HTTP_413,
     SchemaError: falcon.HTTP_503,
     BusyError: falcon.HTTP_503,
+    DeadlineError: falcon.HTTP_503,
     StorageFullError: falcon.HTTP_507,
 }
 
@@ -56,6 +58,16 @@ def http_error_body(error: falcon.HTTPError) -> dict:
     return {'title': title, 'description': description}
 
 
+def waitress_error_body(status_code: int) -> dict:
+    """The contract's body for an answer waitress gives before the app runs (a request it could
+    not parse or take, ``hubweb.lanes``)."""
+    if status_code == 500:
+        return dict(INTERNAL)
+    if status_code == 400:
+        return http_body(400, 'запрос не удалось разобрать: неверная строка запроса или заголовок')
+    return http_body(status_code)
+
+
 def _hub_error(req, resp, error: HubError, params) -> None:
     if isinstance(error, StorageFullError):
         # Expected, not a bug: one line for the operator, no traceback; nothing was written.
@@ -63,6 +75,10 @@ def _hub_error(req, resp, error: HubError, params) -> None:
     elif isinstance(error, BusyError):
         log.warning('хаб занят: %s %s не записан, база заблокирована дольше таймаута',
                     req.method, req.path)
+    elif isinstance(error, ClientGoneError):
+        log.info('клиент отключился: %s %s остановлен', req.method, req.path)
+    elif isinstance(error, DeadlineError):
+        log.warning('чтение остановлено по времени: %s %s', req.method, req.path)
     if getattr(error, 'retry_after', None):
         resp.set_header('Retry-After', str(error.retry_after))
     resp.status = status_of(error)

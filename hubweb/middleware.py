@@ -1,13 +1,19 @@
 """The Falcon app's request hygiene beside auth: a body size limit, one access-log line per
-request, and one SQLite connection per worker thread."""
+request, a time limit on every request's reads, and one SQLite connection per worker thread."""
 from __future__ import annotations
 
 import logging
 import time
+from contextlib import ExitStack
+from typing import Callable, Iterable, Iterator
 
 import falcon
 
+from hublib import settings
 from hublib.db import Hub
+from hublib.errors import ClientGoneError
+
+from .auth import required_role
 
 log = logging.getLogger('hubweb.access')
 
@@ -46,6 +52,64 @@ def loggable_path(path: str, limit: int = 300) -> str:
     if not path.isprintable():
         path = ''.join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in path)
     return path if len(path) <= limit else path[:limit] + '…'
+
+
+# The WSGI key under which waitress offers a callable that is true once the client has gone
+# (it notices only with channel_request_lookahead > 0, which ``hubweb.serve`` sets).
+CLIENT_DISCONNECTED = 'waitress.client_disconnected'
+
+
+class ReadDeadline:
+    """Every request's reads run within the hub's read budget (``settings.bounded_reads``): they
+    end after ``read_deadline_seconds`` (503 with Retry-After, by the status table) or as soon as
+    the client has gone. Open paths (``/health``, ``/openapi.json``, the web page) read nothing
+    and skip it.
+
+    A streamed body (the CSV export) is read after ``process_response``, chunk by chunk: each
+    chunk gets a budget of its own (an export of any size runs while every page of it is quick),
+    and the stream stops when the client has gone.
+    """
+
+    def __init__(self, hub: Hub):
+        self.hub = hub
+
+    def process_request(self, req: falcon.Request, resp: falcon.Response) -> None:
+        if required_role(req.path) is None:
+            return
+        budget = ExitStack()
+        budget.enter_context(settings.bounded_reads(self.hub, req.env.get(CLIENT_DISCONNECTED)))
+        req.context.read_budget = budget
+
+    def process_response(self, req, resp, resource, req_succeeded) -> None:
+        budget = getattr(req.context, 'read_budget', None)
+        if budget is None:
+            return
+        budget.close()
+        if resp.stream is not None and not hasattr(resp.stream, 'read'):  # files stream as they are
+            resp.stream = bounded_stream(self.hub, resp.stream, req.env.get(CLIENT_DISCONNECTED),
+                                         f'{req.method} {loggable_path(req.path)}')
+
+
+def bounded_stream(hub: Hub, chunks: Iterable[bytes], cancelled: Callable[[], bool] | None,
+                   what: str) -> Iterator[bytes]:
+    """``chunks``, each produced within a read budget of its own; ends quietly once the client
+    has gone (there is no one left to tell)."""
+    source = iter(chunks)
+    try:
+        while True:
+            with settings.bounded_reads(hub, cancelled):
+                try:
+                    chunk = next(source)
+                except StopIteration:
+                    return
+                except ClientGoneError:
+                    log.info('%s: клиент отключился, выгрузка остановлена', what)
+                    return
+            yield chunk
+    finally:
+        close = getattr(source, 'close', None)
+        if close is not None:
+            close()
 
 
 class ThreadConnection:

@@ -25,8 +25,9 @@ ERROR_STATUSES = {'400': 'Тело запроса — не JSON', '401': 'Нет
                   '405': 'Метод не поддерживается', '413': 'Слишком большой запрос',
                   '415': 'Тело не JSON по Content-Type', '422': 'Ошибка проверки данных',
                   '500': 'Внутренняя ошибка',
-                  '503': 'Хаб занят другой записью: ничего не записано, повторите через '
-                         'Retry-After секунд',
+                  '503': 'Хаб занят: другая запись держала базу (ничего не записано), чтение '
+                         'шло дольше read_deadline_seconds или все обработчики были заняты; '
+                         'повторите через Retry-After секунд',
                   '507': 'На диске нет места: ничего не записано'}
 METHODS = ('get', 'put', 'post', 'delete', 'patch')
 REPLAYED_HEADER = 'Idempotent-Replayed'
@@ -97,9 +98,9 @@ def _operation_dict(uri: str, method: str, doc: dict[str, Any]) -> dict[str, Any
                 'schema': {'type': 'string', 'enum': ['true']}}}
         op['responses'][str(status)] = response
     for status, text in ERROR_STATUSES.items():
-        if status in ('401', '403') and role is None:
-            continue
-        if status in ('503', '507') and method == 'get':
+        if status in ('401', '403', '503') and role is None:
+            continue  # open paths: no token, no database, no worker pool that can be full
+        if status == '507' and method == 'get':
             continue  # reads write nothing
         op['responses'].setdefault(status, {'description': text, 'content': {
             'application/json': {'schema': 'Error'}}})

@@ -12,13 +12,15 @@ import threading
 from pathlib import Path
 
 from waitress.adjustments import Adjustments
-from waitress.server import create_server
 
 from hublib import backups
 from hublib.db import Hub
 
 from .app import create_app
-from .limits import CHANNEL_TIMEOUT, CLEANUP_INTERVAL, CONNECTION_LIMIT, USE_POLL
+from .lanes import (AGENT, INTERFACE, INTERFACE_NICE, INTERFACE_WAIT_SECONDS, QUICK,
+                    create_hub_server)
+from .limits import (AGENT_THREADS, CHANNEL_TIMEOUT, CLEANUP_INTERVAL, CONNECTION_LIMIT,
+                     QUICK_THREADS, RECV_BYTES, THREADS, USE_POLL)
 
 log = logging.getLogger('hubweb.serve')
 
@@ -90,25 +92,28 @@ def _shown(path: Path) -> str:
         return str(absolute)
 
 
-def startup_lines(url: str, hub: Hub, threads: int, *, demo: bool = False) -> list[str]:
+def startup_lines(url: str, hub: Hub, threads: dict[str, int], *,
+                  demo: bool = False) -> list[str]:
     """What ``serve`` prints before serving; the first line is the URL (scripts parse it)."""
     data_dir = hub.data_dir.resolve()
     lines = [f'sdlc-hub listening on {url}',
              f'data: {data_dir}',
              f'tokens: setting "tokens" in {data_dir / "hub.sqlite"}; '
              f'print them with `{cli_command("tokens", "--data", str(data_dir))}`',
-             f'threads: {threads}']
+             f'threads: {threads[INTERFACE]} interface, {threads[AGENT]} agent, '
+             f'{threads[QUICK]} quick (/health, /openapi.json, the web page)']
     if demo:
         lines.append('demo: фальшивая Jira и агент sdlc-hub; данные и токены — демонстрационные')
     return lines
 
 
-def serve(hub: Hub, *, host: str = '127.0.0.1', port: int = 8640, threads: int = 8,
-          demo: bool = False, sockets: list[socket.socket] | None = None,
-          connection_limit: int = CONNECTION_LIMIT,
+def serve(hub: Hub, *, host: str = '127.0.0.1', port: int = 8640, threads: int = THREADS,
+          agent_threads: int = AGENT_THREADS, demo: bool = False,
+          sockets: list[socket.socket] | None = None, connection_limit: int = CONNECTION_LIMIT,
           channel_timeout: int = CHANNEL_TIMEOUT) -> None:
     """Serve ``hub`` until SIGTERM or Ctrl+C, on ``sockets`` (:func:`listen_sockets`) or on
-    ``host``:``port``."""
+    ``host``:``port``: ``threads`` workers for the interfaces, ``agent_threads`` for the agent
+    (``hubweb.lanes``)."""
     app = create_app(hub)
     try:
         sockets = sockets if sockets is not None else listen_sockets(host, port)
@@ -116,11 +121,14 @@ def serve(hub: Hub, *, host: str = '127.0.0.1', port: int = 8640, threads: int =
         hub.close()
         raise
     _allow_descriptors(connection_limit)
-    server = create_server(app, sockets=sockets, threads=threads,
-                           max_request_body_size=MAX_REQUEST_BODY, ident='sdlc-hub',
-                           connection_limit=connection_limit, channel_timeout=channel_timeout,
-                           cleanup_interval=min(CLEANUP_INTERVAL, channel_timeout),
-                           asyncore_use_poll=USE_POLL)
+    lanes = {INTERFACE: threads, AGENT: agent_threads, QUICK: QUICK_THREADS}
+    server = create_hub_server(app, sockets, threads=lanes,
+                               waits={INTERFACE: INTERFACE_WAIT_SECONDS},
+                               nice={INTERFACE: INTERFACE_NICE},
+                               max_request_body_size=MAX_REQUEST_BODY, ident='sdlc-hub',
+                               connection_limit=connection_limit, channel_timeout=channel_timeout,
+                               cleanup_interval=min(CLEANUP_INTERVAL, channel_timeout),
+                               asyncore_use_poll=USE_POLL, recv_bytes=RECV_BYTES)
     url = f'http://{host}:{sockets[0].getsockname()[1]}'
     stop = threading.Event()
 
@@ -141,7 +149,7 @@ def serve(hub: Hub, *, host: str = '127.0.0.1', port: int = 8640, threads: int =
         _start_backups(hub, stop)
         # One write: print() sends the text and its newline apart, and a log line of the backup
         # thread (stderr may share the pipe) could land between the URL and its end of line.
-        sys.stdout.write(''.join(f'{line}\n' for line in startup_lines(url, hub, threads, demo=demo)))
+        sys.stdout.write(''.join(f'{line}\n' for line in startup_lines(url, hub, lanes, demo=demo)))
         sys.stdout.flush()
         if demo:
             _start_demo(hub, url)

@@ -187,6 +187,9 @@ INGEST_HOT_PATH = {
     'hublib/search.py': ('texts', 'reindex'),
     'hublib/facet_counts.py': ('counted', 'move'),
 }
+# Functions that pass SQL through without writing any: the database's own execute_sql, which
+# turns a statement the read budget ended into the hub's DeadlineError.
+PASS_THROUGH = {'hublib/db.py': ('execute_sql',)}
 SQL_CALL = re.compile(r"execute_sql\(|\.executemany\(|\.executescript\(|\.cursor\(\)"
                       r"|\.execute\(f?['\"]")
 SQL_CALL_SITES_MAX = 26  # 26th: a choice order's sort values of the stored spellings (reads._by_choice)
@@ -201,7 +204,8 @@ def sql_call_sites() -> list[str]:
             continue
         hot = set()
         for node in ast.walk(ast.parse(path.read_text(encoding='utf-8'))):
-            if isinstance(node, ast.FunctionDef) and node.name in INGEST_HOT_PATH.get(relative, ()):
+            if isinstance(node, ast.FunctionDef) and node.name in (
+                    INGEST_HOT_PATH.get(relative, ()) + PASS_THROUGH.get(relative, ())):
                 hot.update(range(node.lineno, node.end_lineno + 1))
         for number, line in enumerate(path.read_text(encoding='utf-8').splitlines(), 1):
             if SQL_CALL.search(line) and number not in hot:
@@ -213,7 +217,7 @@ def test_raw_sql_call_sites_outside_the_ingest_hot_path_are_few():
     sites = sql_call_sites()
     assert 0 < len(sites) <= SQL_CALL_SITES_MAX, sites
     # every hot-path function named above exists, so the exemption cannot outlive its code
-    for relative, names in INGEST_HOT_PATH.items():
+    for relative, names in (*INGEST_HOT_PATH.items(), *PASS_THROUGH.items()):
         defined = {node.name for node in ast.walk(ast.parse((ROOT / relative).read_text('utf-8')))
                    if isinstance(node, ast.FunctionDef)}
         assert set(names) <= defined, relative

@@ -106,7 +106,7 @@ def test_threads_option_and_startup_output_without_tokens(tmp_path):
         shown = subprocess.run(shlex.split(command), capture_output=True, text=True, cwd=ROOT,
                                env={'PATH': '/nonexistent'})
         assert json.loads(shown.stdout) == tokens, shown.stderr
-        assert lines[3] == 'threads: 3\n'
+        assert lines[3] == 'threads: 3 interface, 2 agent, 2 quick (/health, /openapi.json, the web page)\n'
         # Several requests at once on three workers: all answered.
         with ThreadPoolExecutor(8) as pool:
             results = list(pool.map(lambda _: http('GET', f'{url}/settings', tokens['client']),
@@ -142,9 +142,10 @@ def test_serve_on_busy_port_is_exit_1_one_line(live_server, tmp_path):
 def test_startup_lines_name_url_data_and_token_location_never_a_token(hub, caplog):
     from hublib import settings
     from hubweb.serve import startup_lines
-    lines = startup_lines('http://127.0.0.1:8640', hub, 8)
+    lanes = {'interface': 8, 'agent': 2, 'quick': 2}
+    lines = startup_lines('http://127.0.0.1:8640', hub, lanes)
     assert len(lines) == 4 and 'demo' not in '\n'.join(lines)
-    assert len(startup_lines('http://127.0.0.1:8640', hub, 8, demo=True)) == 5
+    assert len(startup_lines('http://127.0.0.1:8640', hub, lanes, demo=True)) == 5
     assert lines[0] == 'sdlc-hub listening on http://127.0.0.1:8640'
     assert lines[1] == f'data: {hub.data_dir.resolve()}'
     assert 'tokens' in lines[2] and str(hub.data_dir.resolve()) in lines[2]

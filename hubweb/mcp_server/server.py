@@ -25,6 +25,7 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, CallToolResult, GetPromptResult, TextContent
 
 import hublib
+from hublib import settings
 from hublib.db import Hub
 from hublib.errors import HubError, NotFoundError, ValidationError
 
@@ -80,14 +81,18 @@ def error_result(body: dict) -> CallToolResult:
 
 
 def with_rollback(function: Callable[..., Any]) -> Callable[..., Any]:
-    """``function`` that rolls back whatever transaction it left open on its worker thread's
-    connection (only ever a bug: hublib's transactions end inside the call that opened them)."""
+    """``function`` whose reads end after ``read_deadline_seconds`` (DeadlineError: an
+    ``isError`` result like any hub error) and that rolls back whatever transaction it left open
+    on its worker thread's connection (only ever a bug: hublib's transactions end inside the call
+    that opened them)."""
     @functools.wraps(function)  # the SDK reads the signature, docstring and Context through it
     def call(ctx: Context, **arguments: Any) -> Any:
+        hub = hub_of(ctx)
         try:
-            return function(ctx, **arguments)
+            with settings.bounded_reads(hub):
+                return function(ctx, **arguments)
         finally:
-            hub_of(ctx).rollback_leftover(f'MCP tool {function.__name__}')
+            hub.rollback_leftover(f'MCP tool {function.__name__}')
     return call
 
 

@@ -62,8 +62,12 @@ CycleTimeSummarySchema = response(
     lead_days=fields.Nested(PercentilesSchema, **_ALWAYS),
     cycle_days=fields.Nested(PercentilesSchema, **_ALWAYS))
 CycleTimeSchema = response(
-    'CycleTime', items=fields.List(fields.Nested(CycleTimeItemSchema), **_ALWAYS),
-    summary=fields.Nested(CycleTimeSummarySchema, **_ALWAYS))
+    'CycleTime', items=fields.List(fields.Nested(CycleTimeItemSchema), **_ALWAYS, metadata={
+        'description': 'страница задач (limit, cursor) в естественном порядке ключей'}),
+    next_cursor=fields.String(**_NULLABLE, metadata={
+        'description': 'cursor следующей страницы; null — страница последняя'}),
+    summary=fields.Nested(CycleTimeSummarySchema, **_ALWAYS, metadata={
+        'description': 'по всем задачам окна, не только по странице'}))
 
 VelocityItemSchema = response(
     'VelocityItem', integers('sprint_id committed_issues completed_issues', **_ALWAYS),

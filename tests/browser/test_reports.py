@@ -157,3 +157,26 @@ def test_the_charts_code_loads_only_on_the_reports_view(ui):
     ui.go('#/reports/AWPCA', 'reports')
     assert {CHART_CODE.search(url).group(1) for url in requested if CHART_CODE.search(url)} == {
         'js/charts.js', 'js/views/reports.js', 'reports.css'}
+
+
+def test_cycle_time_rows_beyond_the_loaded_page_come_from_the_next_cursor(ui):
+    # pages of 3 instead of 1,000: the table shows the first page, and «показать ещё» asks the
+    # hub for the next one with its cursor (the summary is the whole window's either way)
+    asked: list[str] = []
+
+    def small_pages(route):
+        asked.append(route.request.url)
+        route.continue_(url=route.request.url.replace('limit=1000', 'limit=3'))
+
+    ui.page.route(re.compile(r'.*/cycle-time\?.*'), small_pages)
+    ui.sign_in('#/reports/AWPCA', view='reports')
+    cycle = ui.hub['api'].get('/projects/AWPCA/cycle-time?limit=6')
+    assert cycle['summary']['count'] > 6
+    rows = ui.page.locator('figure.chart >> nth=3 >> xpath=following-sibling::div[1]//tbody/tr')
+    assert rows.count() == 3
+    ui.page.get_by_role('button', name=re.compile('Показать ещё')).click()
+    ui.page.wait_for_function('''() => document.querySelectorAll(
+        'figure.chart')[3].nextElementSibling.querySelectorAll('tbody tr').length === 6''')
+    keys = [text.strip() for text in rows.locator('td:nth-child(1)').all_inner_texts()]
+    assert keys == [item['key'] for item in cycle['items']]
+    assert len(asked) == 2 and 'cursor=' in asked[1]

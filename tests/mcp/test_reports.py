@@ -102,3 +102,16 @@ async def test_bad_arguments_are_refused_naming_them(client, tool, arguments, fi
     result = await client.call_tool(tool, arguments)
     assert result.is_error is True
     assert list(body(result)['fields']) == [field]
+
+
+async def test_cycle_time_tool_pages_like_the_http_api(client, reported):
+    first = await client.call_tool('cycle_time', {'label': 'ORION', 'since': '2026-11-01',
+                                                  'until': '2026-11-20', 'limit': 1})
+    assert not first.is_error, first.content
+    rest = await client.call_tool('cycle_time', {'label': 'ORION', 'since': '2026-11-01',
+                                                 'until': '2026-11-20', 'limit': 1,
+                                                 'cursor': body(first)['next_cursor']})
+    assert [item['key'] for item in body(first)['items'] + body(rest)['items']] == [
+        'FLOW-3', 'FLOW-4']
+    assert body(rest)['next_cursor'] is None
+    assert body(first)['summary'] == body(rest)['summary'] and body(rest)['summary']['count'] == 2

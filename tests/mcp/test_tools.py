@@ -35,7 +35,7 @@ ARGUMENTS = {
     'get_settings': (set(), set()),
     'sprint_report': ({'label', 'sprint_id', 'tz'}, {'label', 'sprint_id'}),
     'project_flow': ({'label', 'since', 'until', 'tz'}, {'label'}),
-    'cycle_time': ({'label', 'since', 'until', 'tz'}, {'label'}),
+    'cycle_time': ({'label', 'since', 'until', 'tz', 'limit', 'cursor'}, {'label'}),
     'velocity': ({'label', 'sprints'}, {'label'}),
     'put_note': ({'key', 'updated_by', 'work_kind', 'done_text', 'rest_text', 'owner_note',
                   'idempotency_key'}, {'key', 'updated_by'}),

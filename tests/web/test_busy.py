@@ -59,8 +59,11 @@ def test_reads_still_answer_while_another_process_writes(impatient_hub, locked):
     assert client.simulate_get('/batches', headers=headers).status_code == 200
 
 
-def test_the_document_lists_503_on_writes_only(client):
+def test_the_document_lists_503_on_every_operation_that_takes_a_token(client):
+    # writes: the lock another process held; reads too: the read deadline and a full worker
+    # pool (contract §20); open paths never
     paths = client.simulate_get('/openapi.json').json['paths']
     assert '503' in paths['/notes/{key}']['put']['responses']
     assert '503' in paths['/agent/state']['post']['responses']
-    assert '503' not in paths['/notes/{key}']['get']['responses']
+    assert '503' in paths['/notes/{key}']['get']['responses']
+    assert '503' not in paths['/health']['get']['responses']

@@ -8,12 +8,15 @@ from mcp.server.mcpserver import Context
 from pydantic import Field, StrictInt
 
 from hublib import reports, syncjournal
+from hublib.paging import page_limit
 
 from ...schemas.assistant import (CycleTimeResultSchema, FlowResultSchema,
                                   SprintReportResultSchema, VelocityResultSchema)
-from ..tooling import READ_ONLY, Label, OptionalText, Toolbox, hub_of, identifier
+from ..tooling import READ_ONLY, Cursor, Label, OptionalText, Toolbox, hub_of, identifier, limit
 
 TOOLS = Toolbox()
+# Items of a cycle-time page: fewer than over HTTP by default, an assistant reads every byte.
+CYCLE_LIMIT = (100, reports.CYCLE_LIMIT_MAX)
 
 SprintId = identifier('id спринта доски (project_sprints)')
 TimeZone = Annotated[OptionalText, Field(description='часовой пояс IANA для границ суток, '
@@ -51,12 +54,14 @@ def project_flow(ctx: Context, label: Label, since: Day = None, until: Day = Non
 
 @TOOLS.tool('Время выполнения', READ_ONLY, CycleTimeResultSchema)
 def cycle_time(ctx: Context, label: Label, since: DayOrTime = None, until: DayOrTime = None,
-               tz: TimeZone = None) -> dict:
+               tz: TimeZone = None, limit: limit(*CYCLE_LIMIT) = CYCLE_LIMIT[0],
+               cursor: Cursor = None) -> dict:
     """Задачи проекта, выполненные в [since, until) (по умолчанию 90 дней): lead_days (от
-    создания) и cycle_days (от начала работы), перцентили p50/p85/p95.
-    Как GET /projects/{label}/cycle-time."""
+    создания) и cycle_days (от начала работы), постранично (next_cursor → cursor); summary —
+    число задач и перцентили p50/p85/p95 по всем задачам окна. Как GET /projects/{label}/cycle-time."""
     hub = hub_of(ctx)
-    return stamped(hub, reports.cycle_time(hub, label, since=since, until=until, tz=tz))
+    return stamped(hub, reports.cycle_time(hub, label, since=since, until=until, tz=tz,
+                                           limit=page_limit(limit, *CYCLE_LIMIT), cursor=cursor))
 
 
 @TOOLS.tool('Скорость команды', READ_ONLY, VelocityResultSchema)

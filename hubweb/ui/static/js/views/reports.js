@@ -10,7 +10,8 @@ import {barChart, lineChart, number, scatter, stackedArea} from '../charts.js';
 import {address, filterForm, issueLink, section} from './common.js';
 
 const STYLESHEET = 'reports.css';
-const CYCLE_ROWS = 200;  // cycle-time rows drawn before «показать все»
+const CYCLE_ROWS = 200;  // cycle-time rows drawn at first and added by «показать ещё»
+const CYCLE_PAGE = 1000;  // cycle-time items asked for at once (the hub's largest page)
 
 function loadStyles() {
   if (!document.querySelector(`link[href="${STYLESHEET}"]`)) {
@@ -209,7 +210,10 @@ function velocitySection(velocity) {
 
 // --- cycle time ------------------------------------------------------------------------------------
 
-function cycleTable(items) {
+// The items come in pages (`next_cursor`); `summary` is over all of them. The table shows
+// CYCLE_ROWS rows, and each «показать ещё» adds as many, asking the hub for the next page once
+// the loaded ones are shown.
+function cycleTable(cycle, more) {
   const columns = [
     {label: 'Задача', cell: (item) => issueLink(item.key)},
     {label: 'Создана', cell: (item) => time(item.created)},
@@ -218,16 +222,37 @@ function cycleTable(items) {
     {label: 'Lead time, дн.', cell: (item) => number(item.lead_days), class: 'num'},
     {label: 'Cycle time, дн.', cell: (item) => number(item.cycle_days), class: 'num'},
   ];
-  const shown = table('Время выполнения задач', columns, items.slice(0, CYCLE_ROWS),
-    {empty: 'За период задачи не выполнялись.'});
-  if (items.length <= CYCLE_ROWS) return shown;
-  const more = h('button', {type: 'button', class: 'secondary'}, `Показать все (${items.length})`);
-  const wrap = h('div', {}, shown, more);
-  more.addEventListener('click', () => wrap.replaceChildren(table('Время выполнения задач', columns, items)));
+  const items = [...cycle.items];
+  let cursor = cycle.next_cursor;
+  let rows = CYCLE_ROWS;
+  const wrap = h('div', {});
+  const render = () => {
+    const shown = Math.min(rows, items.length);
+    const left = cycle.summary.count - shown;
+    const parts = [table('Время выполнения задач', columns, items.slice(0, shown),
+      {empty: 'За период задачи не выполнялись.'})];
+    if (left > 0 && (shown < items.length || cursor)) {
+      const button = h('button', {type: 'button', class: 'secondary'},
+        `Показать ещё ${Math.min(left, CYCLE_ROWS)} (всего ${plural(cycle.summary.count, ISSUE_WORDS)})`);
+      button.addEventListener('click', async () => {
+        button.disabled = true;
+        if (rows + CYCLE_ROWS > items.length && cursor) {
+          const next = await more(cursor);
+          items.push(...next.items);
+          cursor = next.next_cursor;
+        }
+        rows += CYCLE_ROWS;
+        render();
+      });
+      parts.push(button);
+    }
+    wrap.replaceChildren(...parts);
+  };
+  render();
   return wrap;
 }
 
-function cycleSection(cycle, zone) {
+function cycleSection(cycle, zone, more) {
   const {items, summary} = cycle;
   const points = items.filter((item) => item.cycle_days !== null).map((item) => ({
     at: parseTime(item.done).getTime(), value: item.cycle_days,
@@ -241,24 +266,29 @@ function cycleSection(cycle, zone) {
     const to = Math.max(...points.map((p) => p.at));
     const ticks = [0, 1, 2, 3, 4].map((i) => from + ((to - from) * i) / 4)
       .map((at) => ({at, text: day(dayIn(new Date(at), zone)).slice(0, 5)}));
-    const aria = `Время цикла ${points.length} выполненных задач за последние 90 дней: p50 — `
+    const aria = `Время цикла ${plural(points.length, ['выполненной задачи', 'выполненных задач', 'выполненных задач'])} за последние 90 дней: p50 — `
       + `${number(summary.cycle_days.p50)} дн., p85 — ${number(summary.cycle_days.p85)} дн., p95 — `
       + `${number(summary.cycle_days.p95)} дн.; lead time p50 — ${number(summary.lead_days.p50)} дн.`;
+    const partial = items.length < summary.count
+      ? ` Точки — первые ${items.length} по ключу из ${plural(summary.count, ISSUE_WORDS)}; p50 и p85 — по всем.` : '';
     chart = figure(scatter({label: aria, points, from, to: to === from ? from + 86400000 : to, ticks: to === from ? ticks.slice(0, 1) : ticks,
       lines: [{name: 'p50', value: summary.cycle_days.p50, cls: 'series-2'},
         {name: 'p85', value: summary.cycle_days.p85, cls: 'series-5'}]}),
     [['Задача (дата выполнения, дней в работе)', 'series-0'], ['p50', 'series-2'], ['p85', 'series-5']],
-    'Дни от выхода из первой колонки доски до последнего входа в «готово».');
+    `Дни от выхода из первой колонки доски до последнего входа в «готово».${partial}`);
   }
-  return section('Время выполнения (cycle time)', figures(stats), chart, cycleTable(items));
+  return section('Время выполнения (cycle time)', figures(stats), chart, cycleTable(cycle, more));
 }
 
 // --- the view --------------------------------------------------------------------------------------
 
+const cyclePage = (label, zone, cursor) => get(`/projects/${seg(label)}/cycle-time`,
+  {tz: zone, limit: CYCLE_PAGE, ...(cursor ? {cursor} : {})});
+
 async function load(label, zone) {
   const base = `/projects/${seg(label)}`;
   return Promise.all([get(`${base}/sprints`), get(`${base}/flow`, {tz: zone}),
-    get(`${base}/velocity`), get(`${base}/cycle-time`, {tz: zone})]);
+    get(`${base}/velocity`), cyclePage(label, zone)]);
 }
 
 export default async function reports({args: [label], query}) {
@@ -286,7 +316,7 @@ export default async function reports({args: [label], query}) {
     burndownSection(label, started.length ? started : sprints.items, chosen, report, zone),
     flowSection(flow),
     velocitySection(velocity),
-    cycleSection(cycle, zone),
+    cycleSection(cycle, zone, (cursor) => cyclePage(label, zone, cursor)),
     h('p', {class: 'hint'}, 'Всё восстановлено по журналу изменений зеркала: статусы и спринты задач '
       + 'на каждый момент. Выполнено — статус в последней колонке доски.'),
   ];
