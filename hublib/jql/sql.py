@@ -12,7 +12,7 @@ from .. import search as fulltext
 from ..errors import ValidationError
 from ..models import (Issue, IssueChange, IssueLink, IssueMember, IssueNote, IssueSprint,
                       JiraSprint, Project, SqlNames)
-from ..settings import DEFAULT_CLOSED_STATUSES, setting
+from ..settings import DEFAULT_CLOSED_STATUSES, read_deadline_seconds, setting
 from ..slices import NATURAL_KEY_SQL, natural_key
 from ..timeutil import format_utc, to_utc
 from ..validation import is_issue_key, lookup_key
@@ -197,7 +197,6 @@ COSTS = {'was': 4.0, 'was_window': 4.0, 'changed': 1.0, 'changed_window': 0.2,
 # SQLite's limit of bound variables is 32,766 (since 3.32): a query that would bind more is
 # refused before SQLite says so with an error (10,000 characters hold at most ~5,000 values).
 MAX_PARAMETERS = 30_000
-DEFAULT_READ_DEADLINE = 10.0  # seconds: the read_deadline_seconds setting when it is absent
 
 
 def text_cost(clause: Clause) -> float:
@@ -862,9 +861,7 @@ def _refuse_heavy(hub, compiler: _Compiler, params: dict) -> None:
         return
     size = mirror_size(hub)
     seconds = compiler.cost * size / 1e6
-    deadline = setting(hub, 'read_deadline_seconds', DEFAULT_READ_DEADLINE)
-    if not isinstance(deadline, (int, float)) or isinstance(deadline, bool) or deadline <= 0:
-        deadline = DEFAULT_READ_DEADLINE
+    deadline = read_deadline_seconds(hub)
     if seconds > deadline:
         shown_seconds = f'{seconds:.0f}' if seconds >= 10 else f'{seconds:.2g}'
         history = sum(1 for clause in compiler.heavy if clause.operator in HISTORY_OPERATORS)
