@@ -20,8 +20,8 @@ from hublib import open_hub, settings
 from tests.support.server import ServerProcess
 from tests.support.slow_reads import build_slow_mirror, slow_jql
 
-# ~20 s of work on the slow mirror: far longer than anything below waits for.
-ENDLESS_JQL = slow_jql(300)
+# ~30 s of work on the slow mirror: far longer than anything below waits for.
+ENDLESS_JQL = slow_jql(150)  # within the 10,000 characters a query may have
 
 
 @pytest.fixture(scope='module')
@@ -75,8 +75,8 @@ def occupy(server, path: str) -> socket.socket:
     return sock
 
 
-def slow_path(kind: str = '/issues') -> str:
-    return f'{kind}?{urlencode({"jql": ENDLESS_JQL}, quote_via=quote)}'
+def slow_path(kind: str = '/issues', jql: str = ENDLESS_JQL) -> str:
+    return f'{kind}?{urlencode({"jql": jql}, quote_via=quote)}'
 
 
 def assert_hub_error(status: int, headers: dict, body: bytes, expected: int) -> dict:
@@ -132,7 +132,8 @@ def test_a_read_past_the_deadline_is_503_with_retry_after(server, slow_dir):
     hub = open_hub(slow_dir)
     try:
         settings.update_settings(hub, {'read_deadline_seconds': 0.05})
-        status, headers, body, seconds = request(server, 'GET', slow_path(), server.client)
+        status, headers, body, seconds = request(server, 'GET', slow_path(jql=slow_jql()),
+                                                 server.client)
     finally:
         settings.update_settings(hub, {'read_deadline_seconds': 10})
         hub.close()
